@@ -1,0 +1,42 @@
+"""lares_kit: build, run and measure LLM agents that act in a simulated home.
+
+Start with ``notebooks/00_start_here.ipynb``. The package stays light to
+import: openai, matplotlib and ipywidgets load only when a model client or a
+widget is first asked for.
+
+>>> import lares_kit
+>>> home = lares_kit.load_world("lares-home")
+>>> home.robot.room
+'hallway'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .home import Device, Home, Item
+from .tools import Observation, ToolError, Toolbox
+from .users import NoAnswer, ScriptedUser
+from .worlds import WorldError, check_home, load_world
+
+__version__ = "0.1.0"
+__all__ = ["Home", "Device", "Item", "load_world", "check_home", "WorldError", "Toolbox",
+           "Observation", "ToolError", "ScriptedUser", "NoAnswer", "make_client", "run_agent"]
+
+# Lazy names: imported on first use so `import lares_kit` does not pull in openai.
+_LAZY = {
+    "make_client": "lares_kit.models",
+    "make_async_client": "lares_kit.models",
+    "run_agent": "lares_kit.agents",
+    "Episode": "lares_kit.episode",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'lares_kit' has no attribute {name!r}")

@@ -1,0 +1,306 @@
+"""The home: rooms and exits as a networkx graph, devices, movable items.
+
+Taught in ``notebooks/01_the_home_as_a_graph.ipynb``.
+
+A :class:`Home` holds two views of the same house:
+
+* the **truth** (:meth:`Home.truth`): every device state and where every
+  movable thing really is -- the dog, the people, the robot;
+* the **knowledge** (:meth:`Home.knowledge`): what an agent may know -- the
+  layout, the devices and their current states, the robot's room, and the
+  movable things the robot has *seen*, with where and when. A sighting is
+  knowledge, not truth: if the dog wanders off, the sighting goes stale until
+  the robot sees it again.
+
+This module knows nothing about agents, models or tools; it is the world.
+Loading and validating world files lives in :mod:`lares_kit.worlds`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+__all__ = ["Device", "Item", "Home"]
+
+
+@dataclass
+class Device:
+    """A networked device in a room. ``state`` is a plain mapping (a light has ``on``)."""
+
+    id: str
+    name: str
+    type: str
+    room: str
+    state: dict[str, Any] = field(default_factory=dict)
+    aliases: list[str] = field(default_factory=list)
+    description: str = ""
+
+
+@dataclass
+class Item:
+    """A movable thing (a dog, a person, the robot). Hidden from the agent until seen."""
+
+    id: str
+    name: str
+    type: str
+    room: str
+    aliases: list[str] = field(default_factory=list)
+    description: str = ""
+
+
+@dataclass
+class _Start:
+    # What reset() returns to: the file's placements and device states.
+    devices: dict[str, dict[str, Any]]
+    items: dict[str, str]
+    robot: str
+
+
+class Home:
+    """A simulated home.
+
+    ``graph`` is a :class:`networkx.Graph`: rooms are nodes (string ids, with
+    ``name`` and ``description`` attributes), exits are undirected edges.
+    ``devices`` and ``items`` map ids to :class:`Device` and :class:`Item`.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> sorted(home.graph.neighbors("hallway"))
+        ['bedroom', 'kitchen', 'lounge']
+        >>> home.robot.room
+        'hallway'
+        >>> home.is_lit("hallway"), home.is_lit("bedroom")
+        (True, False)
+        >>> "bruno" in home.knowledge()["seen"]
+        False
+    """
+
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        graph: nx.Graph,
+        devices: list[Device],
+        items: list[Item],
+        robot: Item,
+        *,
+        description: str = "",
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.graph = graph
+        self.devices: dict[str, Device] = {d.id: d for d in devices}
+        # room id -> its devices, in file order (devices never change rooms)
+        self._by_room: dict[str, list[Device]] = {room: [] for room in graph.nodes}
+        for d in devices:
+            self._by_room.setdefault(d.room, []).append(d)
+        self.items: dict[str, Item] = {i.id: i for i in items}
+        self.robot = robot
+        # Keys of the world file this module does not interpret (users, policy...).
+        self.extra: dict[str, Any] = dict(extra or {})
+        # time: one tick per action taken in the home (tools advance it).
+        self.time = 0
+        # version: bumped on every change to the truth; lets a caller tell
+        # "nothing changed since" without comparing whole states.
+        self.version = 0
+        # seen: item id -> {"room": room id, "time": tick} -- the robot's sightings.
+        self.seen: dict[str, dict[str, Any]] = {}
+        self._start = _Start(
+            devices={d.id: copy.deepcopy(d.state) for d in devices},
+            items={i.id: i.room for i in items},
+            robot=robot.room,
+        )
+
+    # ------------------------------------------------------------------ reset
+    def reset(
+        self,
+        seed: int | None = None,
+        *,
+        placements: dict[str, str] | None = None,
+        states: dict[str, dict[str, Any]] | None = None,
+    ) -> "Home":
+        """Put the home back to its start; return it (so calls chain).
+
+        With no ``seed`` the movable items go where the world file puts them.
+        With a seed, each item (not the robot) is placed in a random room;
+        the same seed always gives the same placement. ``placements``
+        (item id -> room id) and ``states`` (device id -> state updates) are
+        applied last, for benchmark set-ups.
+
+        Examples:
+            >>> from lares_kit import load_world
+            >>> home = load_world("lares-home")
+            >>> a = home.reset(seed=7).items["bruno"].room
+            >>> b = home.reset(seed=7).items["bruno"].room
+            >>> a == b
+            True
+            >>> home.reset().items["bruno"].room
+            'bedroom'
+        """
+        for dev_id, state in self._start.devices.items():
+            self.devices[dev_id].state = copy.deepcopy(state)
+        rooms = sorted(self.graph.nodes)
+        rng = random.Random(seed)
+        for item_id, room in sorted(self._start.items.items()):
+            self.items[item_id].room = rng.choice(rooms) if seed is not None else room
+        self.robot.room = self._start.robot
+        for item_id, room in (placements or {}).items():
+            self.move_item(item_id, room)
+        for dev_id, update in (states or {}).items():
+            self.update_device(dev_id, update)
+        self.time = 0
+        self.version = 0
+        self.seen = {}
+        return self
+
+    # --------------------------------------------------------------- queries
+    def room_name(self, room_id: str) -> str:
+        return self.graph.nodes[room_id]["name"]
+
+    def devices_in(self, room_id: str, type: str | None = None) -> list[Device]:
+        """Devices in a room, in file order, optionally of one type."""
+        return [d for d in self._by_room.get(room_id, []) if type is None or d.type == type]
+
+    def items_in(self, room_id: str) -> list[Item]:
+        """Movable items truly in a room (truth: agents must not call this)."""
+        return [i for i in self.items.values() if i.room == room_id]
+
+    def lights(self) -> list[Device]:
+        return [d for d in self.devices.values() if d.type == "light"]
+
+    def is_lit(self, room_id: str) -> bool:
+        """A room is lit when any light in it is on."""
+        return any(d.state.get("on") for d in self.devices_in(room_id, "light"))
+
+    def route(self, source: str, target: str) -> list[str]:
+        """Rooms from ``source`` to ``target`` along exits, both included.
+
+        Examples:
+            >>> from lares_kit import load_world
+            >>> load_world("lares-home").route("kitchen", "office")
+            ['kitchen', 'hallway', 'lounge', 'office']
+        """
+        return nx.shortest_path(self.graph, source, target)
+
+    # ------------------------------------------------------------- changes
+    def update_device(self, device_id: str, update: dict[str, Any]) -> None:
+        self.devices[device_id].state.update(copy.deepcopy(update))
+        self.version += 1
+
+    def move_item(self, item_id: str, room_id: str) -> None:
+        """Move a hidden item (the dog wanders). The robot moves with :meth:`move_robot`."""
+        if room_id not in self.graph:
+            raise KeyError(f"no room {room_id!r}")
+        self.items[item_id].room = room_id
+        self.version += 1
+
+    def move_robot(self, room_id: str) -> None:
+        self.robot.room = room_id
+        self.version += 1
+
+    def tick(self) -> int:
+        """Advance the home's clock by one action; return the new time."""
+        self.time += 1
+        return self.time
+
+    def record_sighting(self, item_id: str, room_id: str) -> None:
+        self.seen[item_id] = {"room": room_id, "time": self.time}
+
+    # ------------------------------------------------------ truth/knowledge
+    def device_states(self) -> dict[str, dict[str, Any]]:
+        """Current state of every device, ``{device_id: state}``."""
+        return {d.id: copy.deepcopy(d.state) for d in self.devices.values()}
+
+    def truth(self) -> dict[str, Any]:
+        """Everything, hidden things included. For judges and debug views, never prompts."""
+        return {
+            "home": self.id,
+            "time": self.time,
+            "rooms": {r: {"name": a["name"], "exits": sorted(self.graph.neighbors(r))} for r, a in self.graph.nodes(data=True)},
+            "devices": self.device_states(),
+            "robot": self.robot.room,
+            "items": {i.id: {"name": i.name, "type": i.type, "room": i.room} for i in self.items.values()},
+        }
+
+    def knowledge(self) -> dict[str, Any]:
+        """What the agent may know: layout, devices and states, the robot, and sightings.
+
+        ``seen`` maps item ids to where and when the robot last saw them; it
+        is *not* updated when an item moves out of sight.
+        """
+        rooms = []
+        for room_id, attrs in self.graph.nodes(data=True):
+            room = {"id": room_id, "name": attrs["name"]}
+            if attrs.get("aliases"):
+                room["aliases"] = list(attrs["aliases"])
+            room["exits"] = list(self.graph.neighbors(room_id))
+            room["devices"] = []
+            for d in self.devices_in(room_id):
+                dev = {"id": d.id, "name": d.name, "type": d.type, "state": copy.deepcopy(d.state)}
+                if d.aliases:
+                    dev["aliases"] = list(d.aliases)
+                room["devices"].append(dev)
+            rooms.append(room)
+        seen = {
+            item_id: {"name": self.items[item_id].name, "type": self.items[item_id].type, **where}
+            for item_id, where in self.seen.items()
+        }
+        return {
+            "home": self.id,
+            "name": self.name,
+            "time": self.time,
+            "robot": {"id": self.robot.id, "room": self.robot.room},
+            "rooms": rooms,
+            "seen": seen,
+        }
+
+    def render_knowledge(self, fmt: str = "json", knowledge: dict[str, Any] | None = None) -> str:
+        """The knowledge as prompt text: ``"json"`` (pretty, as Lares does),
+        ``"compact"`` (one-line JSON) or ``"text"`` (short lines for people).
+
+        Examples:
+            >>> from lares_kit import load_world
+            >>> print(load_world("lares-home").render_knowledge("text").splitlines()[2])
+            - Lounge (lounge): exits hallway, office; devices: lounge-light (light, off)
+        """
+        k = knowledge if knowledge is not None else self.knowledge()
+        if fmt == "json":
+            return json.dumps(k, indent=2)
+        if fmt == "compact":
+            return json.dumps(k, separators=(",", ":"))
+        if fmt != "text":
+            raise ValueError(f"unknown knowledge format {fmt!r}; use 'json', 'compact' or 'text'")
+        robot_room = k["robot"]["room"]
+        names = {r["id"]: r["name"] for r in k["rooms"]}
+        lines = [f"Home: {k['name']} ({k['home']}), time {k['time']}",
+                 f"Robot: in {names.get(robot_room, robot_room)} ({robot_room})"]
+        for r in k["rooms"]:
+            devs = ", ".join(f"{d['id']} ({d['type']}, {_state_words(d['state'])})" for d in r["devices"])
+            lines.append(f"- {r['name']} ({r['id']}): exits {', '.join(r['exits'])}; devices: {devs or 'none'}")
+        for item_id, s in k["seen"].items():
+            lines.append(f"Seen: {s['name']} ({item_id}, {s['type']}) in {s['room']} at time {s['time']}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"<Home {self.id!r}: {self.graph.number_of_nodes()} rooms, "
+                f"{len(self.devices)} devices, {len(self.items)} hidden items>")
+
+
+def _state_words(state: dict[str, Any]) -> str:
+    # {"on": False} -> "off"; other keys as key=value
+    parts = []
+    for key, value in state.items():
+        if key == "on" and isinstance(value, bool):
+            parts.append("on" if value else "off")
+        else:
+            parts.append(f"{key}={value}")
+    return ", ".join(parts) or "no state"

@@ -1,0 +1,284 @@
+"""Agent-facing tools over a Home, and the one dispatcher that runs them.
+
+Taught in ``notebooks/02_agent_facing_tools.ipynb``. The Lares write-up asks
+three things of an agent-facing API: high-level calls (``set_light`` beside
+the low-level ``toggle_light``), plain consistent names, and *machine input,
+natural-language output*: a result is a sentence saying how the home changed,
+an error is a sentence hinting at the fix.
+
+Contract with the models (the offline model relies on it, see
+:mod:`lares_kit.models.offline`):
+
+* a failed call's observation starts with ``"Error: "``;
+* a light's new state reads ``"... (<light-id>) is now on."`` / ``off``;
+* ``look_with_robot`` lists movable things as ``"Name, a <type> (<id>)"``
+  after ``"Also here: "``, or says ``"Nothing that moves is here."``
+
+:class:`Toolbox.dispatch` never raises on bad model output: an unknown tool,
+invalid JSON, missing/extra/wrong arguments, and exceptions inside a tool all
+become an error observation the model can act on. The only exception that
+passes through is :class:`~lares_kit.users.NoAnswer` -- the episode must end.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .home import Home
+from .schema import LightId, RoomId, ToolName, check_arguments, tool_schema
+from .users import NoAnswer, NoUser, User
+
+__all__ = ["ToolError", "Observation", "Toolbox", "toggle_light", "set_light", "move_robot",
+           "look_with_robot", "ask_user", "halt", "LARES_TOOLS", "STOP_TOOLS"]
+
+
+class ToolError(Exception):
+    """Raised by a tool to report a mistake; the message goes to the model as is."""
+
+
+# ------------------------------------------------------------------- helpers
+def _closest(word: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def _light(home: Home, light_id: str):
+    dev = home.devices.get(light_id)
+    if dev is not None and dev.type == "light":
+        return dev
+    lights = [d.id for d in home.lights()]
+    if dev is not None:
+        raise ToolError(f"{light_id!r} is a {dev.type}, not a light. Lights: {', '.join(lights)}.")
+    if light_id in home.graph:  # a room id where a light id was expected
+        in_room = [d.id for d in home.devices_in(light_id, "light")]
+        if in_room:
+            raise ToolError(f"{light_id!r} is a room, not a light; its light is {in_room[0]!r}.")
+    raise ToolError(f"No light found with the ID {light_id!r}.{_closest(light_id, lights)} "
+                    f"Lights: {', '.join(lights)}.")
+
+
+def _light_sentence(home: Home, dev) -> str:
+    room = home.room_name(dev.room)
+    state = "on" if dev.state["on"] else "off"
+    lit = "lit" if home.is_lit(dev.room) else "dark"
+    return f"The {dev.name.lower()} in the {room} ({dev.id}) is now {state}. The {room} is {lit}."
+
+
+def _room(home: Home, room_id: str) -> str:
+    if room_id in home.graph:
+        return room_id
+    rooms = list(home.graph.nodes)
+    raise ToolError(f"There is no room with the ID {room_id!r}.{_closest(room_id, rooms)} Rooms: {', '.join(rooms)}.")
+
+
+# --------------------------------------------------------------------- tools
+def toggle_light(home: Home, light_id: LightId) -> str:
+    """Toggle a light, making its room lit or dark. You can see what is in a room only when it is lit.
+
+    Args:
+        light_id: ID of the light to toggle, e.g. "kitchen-light".
+    """
+    dev = _light(home, light_id)
+    home.update_device(dev.id, {"on": not dev.state["on"]})
+    return _light_sentence(home, dev)
+
+
+def set_light(home: Home, light_id: LightId, on: bool) -> str:
+    """Switch a light on or off. Safe to repeat: it says so if the light is already that way.
+
+    Args:
+        light_id: ID of the light, e.g. "kitchen-light".
+        on: true to switch it on, false to switch it off.
+    """
+    dev = _light(home, light_id)
+    if dev.state["on"] == on:
+        room = home.room_name(dev.room)
+        return f"The {dev.name.lower()} in the {room} ({dev.id}) is already {'on' if on else 'off'}; nothing changed."
+    home.update_device(dev.id, {"on": on})
+    return _light_sentence(home, dev)
+
+
+def move_robot(home: Home, destination_room_id: RoomId) -> str:
+    """Move the robot to an adjacent room, one connected to its current room by an exit.
+
+    Args:
+        destination_room_id: ID of the adjacent room to move the robot to.
+    """
+    here = home.robot.room
+    there = _room(home, destination_room_id)
+    if there == here:
+        return f"The robot is already in the {home.room_name(here)} ({here}); it did not move."
+    if not home.graph.has_edge(here, there):
+        options = ", ".join(home.graph.neighbors(here))
+        raise ToolError(f"The {home.room_name(there)} is not next to the {home.room_name(here)}; "
+                        f"from the {home.room_name(here)} ({here}) the robot can go to: {options}.")
+    home.move_robot(there)
+    lit = "lit" if home.is_lit(there) else "dark"
+    return f"The robot moved from the {home.room_name(here)} to the {home.room_name(there)} ({there}). It is {lit} there."
+
+
+def look_with_robot(home: Home) -> str:
+    """Look around the robot's current room and list what is there, including things that move. Only works when the room is lit."""
+    room_id = home.robot.room
+    room = home.room_name(room_id)
+    if not home.is_lit(room_id):
+        lights = [d.id for d in home.devices_in(room_id, "light")]
+        fix = f"turn on the light in the {room} ({lights[0]}) first" if lights else "this room has no light to turn on"
+        raise ToolError(f"It's too dark to see anything in the {room} -- {fix}.")
+    fixed = ", ".join(f"{d.name.lower()} ({d.id})" for d in home.devices_in(room_id)) or "no devices"
+    # Sightings: record what is here; forget sightings here of things that left.
+    for item_id, where in list(home.seen.items()):
+        if where["room"] == room_id and home.items[item_id].room != room_id:
+            del home.seen[item_id]
+    movable = home.items_in(room_id)
+    for item in movable:
+        home.record_sighting(item.id, room_id)
+    described = home.graph.nodes[room_id].get("description")
+    first = f"The robot looks around the {room} ({room_id})." + (f" {described}" if described else "")
+    also = ("Also here: " + "; ".join(f"{i.name}, a {i.type} ({i.id})" for i in movable) + "."
+            if movable else "Nothing that moves is here.")
+    return f"{first} Devices: {fixed}. {also}"
+
+
+def ask_user(user: User, question: str) -> str:
+    """Ask the user a question and wait for the answer. Only use this as a last resort, for facts you cannot find out yourself.
+
+    Args:
+        question: The question to ask the user.
+    """
+    return f"The user answered: {user.ask(question)}"
+
+
+def halt(message_to_user: str) -> str:
+    """Stop, because the goal is achieved or you cannot go any further, and report to the user.
+
+    Args:
+        message_to_user: What to tell the user. Never use this to ask for more information.
+    """
+    return message_to_user
+
+
+LARES_TOOLS: list[Callable[..., str]] = [toggle_light, set_light, move_robot, look_with_robot, ask_user, halt]
+STOP_TOOLS = frozenset({"halt"})
+
+
+# ---------------------------------------------------------------- dispatcher
+@dataclass
+class Observation:
+    """The result of one tool call, as the model will read it."""
+
+    tool: str
+    arguments: dict[str, Any] | None  # None when the JSON could not be read
+    text: str
+    ok: bool = True
+    final: bool = False  # the call was halt: the episode ends
+
+    @property
+    def content(self) -> str:
+        """The tool message content: errors start with 'Error: '."""
+        return self.text if self.ok else f"Error: {self.text}"
+
+
+@dataclass
+class Toolbox:
+    """The tools an agent may call in one home, their schemas, and the dispatcher.
+
+    ``block_repeats`` stops an exact repeat of a call when nothing in the home
+    changed since it was made (the ReAct paper's guard against dead loops).
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> box = Toolbox(load_world("lares-home"))
+        >>> box.names
+        ['toggle_light', 'set_light', 'move_robot', 'look_with_robot', 'ask_user', 'halt']
+        >>> box.dispatch("set_light", '{"light_id": "kitchen-light", "on": true}').content
+        'The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit.'
+        >>> box.dispatch("move_robot", '{"destination_room_id": "office"}').content
+        'Error: The Office is not next to the Hallway; from the Hallway (hallway) the robot can go to: lounge, kitchen, bedroom.'
+        >>> box.dispatch("fly", '{}').content
+        "Error: There is no tool called 'fly'. Tools: toggle_light, set_light, move_robot, look_with_robot, ask_user, halt."
+    """
+
+    home: Home
+    tools: list[Callable[..., str]] = field(default_factory=lambda: list(LARES_TOOLS))
+    user: User = field(default_factory=NoUser)
+    block_repeats: bool = True
+    id_enums: bool = True  # put the home's valid ids in the schemas as enums
+    # last call key -> home.version right after it ran
+    _calls: dict[str, int] = field(default_factory=dict, repr=False)
+    # tool name -> schema; the ids in the enums (rooms, lights) never change
+    _schemas: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    @property
+    def names(self) -> list[str]:
+        return [fn.__name__ for fn in self.tools]
+
+    def enums(self) -> dict[Any, list[str]]:
+        if not self.id_enums:
+            return {ToolName: self.names}
+        return {RoomId: list(self.home.graph.nodes), LightId: [d.id for d in self.home.lights()],
+                ToolName: self.names}
+
+    def schemas(self, names: list[str] | None = None) -> list[dict[str, Any]]:
+        """The OpenAI ``tools`` list, for all tools or only ``names``."""
+        return [self.schema(fn.__name__) for fn in self.tools if names is None or fn.__name__ in names]
+
+    def schema(self, name: str) -> dict[str, Any]:
+        if name not in self._schemas:
+            fn = next(f for f in self.tools if f.__name__ == name)
+            self._schemas[name] = tool_schema(fn, self.enums())
+        return self._schemas[name]
+
+    def dispatch(self, name: str, arguments: str | dict[str, Any] | None) -> Observation:
+        """Run one call from the model; bad input becomes an error observation."""
+        fn = next((f for f in self.tools if f.__name__ == name), None)
+        if fn is None:
+            hint = _closest(str(name), self.names)
+            return Observation(str(name), None, f"There is no tool called {name!r}.{hint} Tools: {', '.join(self.names)}.", ok=False)
+        args = _parse_arguments(arguments)
+        if isinstance(args, str):
+            return Observation(name, None, f"The arguments for {name} are not valid JSON ({args}). "
+                               "Send a JSON object, e.g. {\"light_id\": \"kitchen-light\"}.", ok=False)
+        problem = check_arguments(self.schema(name), args)
+        if problem:
+            return Observation(name, args, problem, ok=False)
+        key = name + json.dumps(args, sort_keys=True)
+        if self.block_repeats and name not in STOP_TOOLS and self._calls.get(key) == self.home.version:
+            return Observation(name, args, f"You already called {name} with these arguments and nothing has "
+                               "changed since; doing it again would give the same result. Try something else.", ok=False)
+        self.home.tick()
+        injected = {"home": self.home, "user": self.user}
+        params = inspect.signature(fn).parameters
+        try:
+            text = fn(**{k: v for k, v in injected.items() if k in params}, **args)
+        except ToolError as exc:
+            self._calls[key] = self.home.version
+            return Observation(name, args, str(exc), ok=False)
+        except NoAnswer:
+            raise
+        except Exception as exc:  # a bug in a tool must not kill the episode
+            return Observation(name, args, f"The tool {name} failed unexpectedly ({type(exc).__name__}: {exc}). "
+                               "Try a different call.", ok=False)
+        self._calls[key] = self.home.version
+        return Observation(name, args, text, ok=True, final=name in STOP_TOOLS)
+
+
+def _parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any] | str:
+    # Returns the arguments as a dict, or a short reason why they are unreadable.
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        return {}
+    if isinstance(arguments, dict):
+        return arguments
+    if not isinstance(arguments, str):
+        return f"got {type(arguments).__name__}, expected a JSON object"
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        return f"{exc.msg} at character {exc.pos}"
+    if not isinstance(value, dict):
+        return f"got a JSON {type(value).__name__}, expected an object"
+    return value

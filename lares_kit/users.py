@@ -1,0 +1,81 @@
+"""The person behind ``ask_user``: at a terminal, in a script, or in a widget.
+
+Taught in ``notebooks/07_asking_the_user.ipynb``. A user is anything with an
+``ask(question) -> str`` method. When there is no answer to give, ``ask``
+raises :class:`NoAnswer`, and the agent loop ends the episode with the status
+``no_answer`` instead of hanging.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+__all__ = ["User", "NoAnswer", "ScriptedUser", "TerminalUser", "NoUser"]
+
+
+class NoAnswer(Exception):
+    """The user had nothing to say to this question."""
+
+
+class User(Protocol):
+    def ask(self, question: str) -> str: ...
+
+
+@dataclass
+class ScriptedUser:
+    """Answers from a script: ``answers`` in order, or ``rules`` matched to the question.
+
+    ``rules`` is a list of ``(pattern, answer)``; the first pattern (a regular
+    expression, case-insensitive) found in the question wins. Otherwise the
+    next of ``answers`` is used; otherwise ``fallback``; otherwise NoAnswer.
+    ``asked`` records every question.
+
+    Examples:
+        >>> user = ScriptedUser(rules=[("daytime|day time|sun", "Yes, it's a sunny day.")])
+        >>> user.ask("Is it daytime right now?")
+        "Yes, it's a sunny day."
+        >>> ScriptedUser(answers=["no"]).ask("Anything?")
+        'no'
+        >>> ScriptedUser().ask("Hello?")
+        Traceback (most recent call last):
+        ...
+        lares_kit.users.NoAnswer: no scripted answer for: Hello?
+    """
+
+    answers: list[str] = field(default_factory=list)
+    rules: list[tuple[str, str]] = field(default_factory=list)
+    fallback: str | None = None
+    asked: list[str] = field(default_factory=list)
+
+    def ask(self, question: str) -> str:
+        self.asked.append(question)
+        for pattern, answer in self.rules:
+            if re.search(pattern, question, re.IGNORECASE):
+                return answer
+        if self.answers:
+            return self.answers.pop(0)
+        if self.fallback is not None:
+            return self.fallback
+        raise NoAnswer(f"no scripted answer for: {question}")
+
+
+class TerminalUser:
+    """Asks the person at the terminal; an empty line or end of input is no answer."""
+
+    def ask(self, question: str) -> str:
+        try:
+            answer = input(f"\n[the agent asks] {question}\n> ").strip()
+        except EOFError:
+            answer = ""
+        if not answer:
+            raise NoAnswer("the person at the terminal gave no answer")
+        return answer
+
+
+class NoUser:
+    """Nobody to ask: every question ends the episode with ``no_answer``."""
+
+    def ask(self, question: str) -> str:
+        raise NoAnswer("there is no user to ask")

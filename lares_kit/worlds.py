@@ -1,0 +1,287 @@
+"""World files: find, load and validate them; list what is there.
+
+Taught in ``notebooks/01_the_home_as_a_graph.ipynb``; the format is documented
+in ``worlds/README.md``. A world file is YAML with ``id``, ``name``, ``rooms``
+(each with ``exits``), ``devices``, ``robot`` and ``items``. A bad file raises
+:class:`WorldError`, whose message names the file, the key path and what was
+expected -- the CLI prints it without a traceback.
+
+This module builds :class:`~lares_kit.home.Home` objects; it does not run them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import yaml
+
+from .home import Device, Home, Item
+
+__all__ = ["WorldError", "load_world", "read_yaml", "parse_world", "check_home", "world_paths", "WORLD_DIRS"]
+
+# Where world files are looked up by id, first match wins: $LARES_WORLDS
+# (os.pathsep-separated), the repo's worlds/ beside the package, ./worlds.
+WORLD_DIRS = [Path(__file__).resolve().parent.parent / "worlds", Path("worlds")]
+
+ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
+KNOWN_KEYS = {"id", "name", "description", "rooms", "devices", "robot", "items"}
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML with 1.2 booleans: only true/false. (YAML 1.1 reads the key `on` as True.)"""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                              list("tTfF"))
+
+
+def read_yaml(text: str) -> Any:
+    """Parse YAML the way world files mean it: ``on: false`` is the key "on".
+
+    Examples:
+        >>> read_yaml("state: {on: false}")
+        {'state': {'on': False}}
+    """
+    return yaml.load(text, Loader=_Loader)
+
+
+class WorldError(ValueError):
+    """A world file (or Home) is not valid. ``str()`` is a sentence for people."""
+
+    def __init__(self, source: str, key_path: str, message: str) -> None:
+        self.source, self.key_path, self.message = source, key_path, message
+        where = f"{source}: {key_path}: " if key_path else f"{source}: "
+        super().__init__(where + message)
+
+
+def _search_dirs() -> list[Path]:
+    extra = [Path(p) for p in os.environ.get("LARES_WORLDS", "").split(os.pathsep) if p]
+    return extra + WORLD_DIRS
+
+
+def world_paths() -> dict[str, Path]:
+    """World id -> file, for every world file found (``lares worlds`` lists these).
+
+    Examples:
+        >>> "lares-home" in world_paths()
+        True
+    """
+    found: dict[str, Path] = {}
+    for folder in _search_dirs():
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.yaml")):
+                found.setdefault(path.stem, path)
+    return found
+
+
+def load_world(name_or_path: str | os.PathLike, *, seed: int | None = None) -> Home:
+    """Load a world by id (``"lares-home"``) or by path to a YAML file.
+
+    Examples:
+        >>> home = load_world("lares-home")
+        >>> home.graph.number_of_nodes(), len(home.devices)
+        (5, 5)
+        >>> load_world("no-such-home")
+        Traceback (most recent call last):
+        ...
+        lares_kit.worlds.WorldError: no-such-home: no world file with this id or path; known worlds: ...
+    """
+    text = str(name_or_path)
+    path = Path(text)
+    if not (text.endswith((".yaml", ".yml")) or path.is_file()):
+        known = world_paths()
+        if text not in known:
+            raise WorldError(text, "", "no world file with this id or path; known worlds: " + ", ".join(sorted(known)))
+        path = known[text]
+    if not path.is_file():
+        raise WorldError(text, "", "file not found")
+    try:
+        data = read_yaml(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise WorldError(str(path), "", f"not valid YAML at {where}: {problem}") from None
+    home = parse_world(data, source=str(path))
+    return home.reset(seed=seed) if seed is not None else home
+
+
+def _expect(cond: bool, source: str, key: str, message: str) -> None:
+    if not cond:
+        raise WorldError(source, key, message)
+
+
+def _mapping(value: Any, source: str, key: str) -> dict[str, Any]:
+    _expect(isinstance(value, dict), source, key, f"expected a mapping, got {_kind(value)}")
+    return value
+
+
+def _list(value: Any, source: str, key: str) -> list[Any]:
+    _expect(isinstance(value, list), source, key, f"expected a list, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return {type(None): "nothing", str: "a string", int: "a number", float: "a number",
+            bool: "true/false", list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
+
+
+def _ident(entry: dict[str, Any], source: str, key: str, seen: dict[str, str]) -> str:
+    _expect("id" in entry, source, key, "missing required key 'id'")
+    ident = entry["id"]
+    _expect(isinstance(ident, str) and bool(ID_PATTERN.match(ident)), source, f"{key}.id",
+            f"expected an id of lowercase letters, digits and hyphens (like 'kitchen-light'), got {ident!r}")
+    _expect(ident not in seen, source, f"{key}.id", f"duplicate id {ident!r} (already used at {seen.get(ident)})")
+    seen[ident] = key
+    return ident
+
+
+def _text(entry: dict[str, Any], name: str, source: str, key: str, default: str | None = None) -> str:
+    value = entry.get(name, default)
+    _expect(isinstance(value, str), source, f"{key}.{name}",
+            f"expected a string, got {_kind(value)}" if name in entry else f"missing required key '{name}'")
+    return value
+
+
+def _aliases(entry: dict[str, Any], source: str, key: str) -> list[str]:
+    aliases = _list(entry.get("aliases", []), source, f"{key}.aliases")
+    for n, alias in enumerate(aliases):
+        _expect(isinstance(alias, str), source, f"{key}.aliases[{n}]", f"expected a string, got {_kind(alias)}")
+    return aliases
+
+
+def parse_world(data: Any, source: str = "<world>") -> Home:
+    """Build a Home from already-parsed YAML/JSON data, validating every key.
+
+    Examples:
+        >>> parse_world({"id": "tiny", "rooms": [{"id": "a", "exits": ["b"]}]}, "tiny.yaml")
+        Traceback (most recent call last):
+        ...
+        lares_kit.worlds.WorldError: tiny.yaml: rooms[0].exits[0]: unknown room 'b'; rooms are: a
+    """
+    top = _mapping(data, source, "")
+    ids: dict[str, str] = {}  # every id in the file -> where it was defined
+    _expect("id" in top, source, "id", "missing required key 'id' (the world's id, like 'lares-home')")
+    world_id = top["id"]
+    _expect(isinstance(world_id, str) and bool(ID_PATTERN.match(world_id)), source, "id",
+            f"expected an id of lowercase letters, digits and hyphens, got {world_id!r}")
+    _expect("rooms" in top, source, "rooms", "missing required key 'rooms' (a list of rooms with exits)")
+    rooms = _list(top["rooms"], source, "rooms")
+    _expect(len(rooms) > 0, source, "rooms", "expected at least one room")
+
+    graph = nx.Graph()
+    exits: dict[str, list[str]] = {}
+    for n, raw in enumerate(rooms):
+        key = f"rooms[{n}]"
+        room = _mapping(raw, source, key)
+        room_id = _ident(room, source, key, ids)
+        attrs = {"name": _text(room, "name", source, key, room_id.replace("-", " ").title()),
+                 "description": _text(room, "description", source, key, ""),
+                 "aliases": _aliases(room, source, key)}
+        if "floor" in room:
+            _expect(isinstance(room["floor"], int), source, f"{key}.floor", f"expected a whole number, got {_kind(room['floor'])}")
+            attrs["floor"] = room["floor"]
+        graph.add_node(room_id, **attrs)
+        exits[room_id] = [e for e in _list(room.get("exits", []), source, f"{key}.exits")]
+    room_list = ", ".join(graph.nodes)
+    for n, (room_id, targets) in enumerate(exits.items()):
+        for m, target in enumerate(targets):
+            key = f"rooms[{n}].exits[{m}]"
+            _expect(isinstance(target, str), source, key, f"expected a room id, got {_kind(target)}")
+            _expect(target in graph, source, key, f"unknown room {target!r}; rooms are: {room_list}")
+            _expect(target != room_id, source, key, f"room {room_id!r} has an exit to itself")
+            _expect(room_id in exits[target], source, key,
+                    f"exit {room_id!r} -> {target!r} is not symmetric: add {room_id!r} to the exits of {target!r}")
+            graph.add_edge(room_id, target)
+    if not nx.is_connected(graph):
+        parts = sorted(sorted(c) for c in nx.connected_components(graph))
+        raise WorldError(source, "rooms", "the rooms are not all connected by exits; separate groups: "
+                         + "; ".join(", ".join(p) for p in parts))
+
+    devices = []
+    for n, raw in enumerate(_list(top.get("devices", []), source, "devices")):
+        key = f"devices[{n}]"
+        dev = _mapping(raw, source, key)
+        dev_id = _ident(dev, source, key, ids)
+        room = _text(dev, "room", source, key)
+        _expect(room in graph, source, f"{key}.room", f"unknown room {room!r}; rooms are: {room_list}")
+        dtype = _text(dev, "type", source, key)
+        state = _mapping(dev.get("state", {}), source, f"{key}.state")
+        if dtype == "light":
+            _expect(isinstance(state.get("on"), bool), source, f"{key}.state.on",
+                    f"a light needs state 'on: true' or 'on: false', got {state.get('on')!r}")
+        devices.append(Device(dev_id, _text(dev, "name", source, key, dtype.title()), dtype, room, dict(state),
+                              _aliases(dev, source, key), _text(dev, "description", source, key, "")))
+
+    _expect("robot" in top, source, "robot", "missing required key 'robot' (like {id: robot, room: hallway})")
+    bot = _mapping(top["robot"], source, "robot")
+    robot_id = _ident(bot, source, "robot", ids)
+    robot_room = _text(bot, "room", source, "robot")
+    _expect(robot_room in graph, source, "robot.room", f"unknown room {robot_room!r}; rooms are: {room_list}")
+    robot = Item(robot_id, _text(bot, "name", source, "robot", "Robot"), "robot", robot_room)
+
+    items = []
+    for n, raw in enumerate(_list(top.get("items", []), source, "items")):
+        key = f"items[{n}]"
+        it = _mapping(raw, source, key)
+        item_id = _ident(it, source, key, ids)
+        room = _text(it, "room", source, key)
+        _expect(room in graph, source, f"{key}.room", f"unknown room {room!r}; rooms are: {room_list}")
+        items.append(Item(item_id, _text(it, "name", source, key, item_id.title()), _text(it, "type", source, key),
+                          room, _aliases(it, source, key), _text(it, "description", source, key, "")))
+
+    extra = {k: v for k, v in top.items() if k not in KNOWN_KEYS}
+    return Home(world_id, _text(top, "name", source, "", world_id), graph, devices, items, robot,
+                description=_text(top, "description", source, "", ""), extra=extra)
+
+
+def check_home(home: Home | str | os.PathLike) -> list[str]:
+    """Problems with a Home (or a world file), as sentences; ``[]`` means fine.
+
+    Run it on a home you built or edited yourself before giving it to an agent.
+
+    Examples:
+        >>> check_home("lares-home")
+        []
+        >>> home = load_world("lares-home")
+        >>> home.graph.add_node("attic")
+        >>> check_home(home)
+        ["room 'attic' has no name", "room 'attic' cannot be reached from the robot's room 'hallway'"]
+    """
+    if not isinstance(home, Home):
+        try:
+            home = load_world(home)
+        except WorldError as exc:
+            return [str(exc)]
+    problems = []
+    for room_id, attrs in home.graph.nodes(data=True):
+        if not isinstance(room_id, str):
+            problems.append(f"room {room_id!r} should have a string id")
+        if not attrs.get("name"):
+            problems.append(f"room {room_id!r} has no name")
+    for dev in home.devices.values():
+        if dev.room not in home.graph:
+            problems.append(f"device {dev.id!r} is in {dev.room!r}, which is not a room")
+        if dev.type == "light" and not isinstance(dev.state.get("on"), bool):
+            problems.append(f"light {dev.id!r} needs a true/false 'on' state")
+    for item in [*home.items.values(), home.robot]:
+        if item.room not in home.graph:
+            problems.append(f"{item.type} {item.id!r} is in {item.room!r}, which is not a room")
+    if home.robot.room in home.graph:
+        reachable = nx.node_connected_component(home.graph, home.robot.room)
+        for room_id in home.graph.nodes:
+            if room_id not in reachable:
+                problems.append(f"room {room_id!r} cannot be reached from the robot's room {home.robot.room!r}")
+    ids = [*home.graph.nodes, *home.devices, *home.items, home.robot.id]
+    for dup in sorted(i for i, n in Counter(ids).items() if n > 1):
+        problems.append(f"id {dup!r} is used more than once")
+    return problems
