@@ -40,6 +40,8 @@ class Device:
     state: dict[str, Any] = field(default_factory=dict)
     aliases: list[str] = field(default_factory=list)
     description: str = ""
+    # attribute -> spec overriding lares_kit.devices.DEVICE_TYPES for this device
+    capabilities: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -100,6 +100,9 @@ def _type_schema(hint: Any, enums: dict[Any, list[str]], where: str) -> dict[str
         args = [a for a in typing.get_args(hint) if a is not type(None)]
         if len(args) == 1:
             return _type_schema(args[0], enums, where)
+        kinds = [_type_schema(a, enums, where) for a in args]
+        if all(set(k) == {"type"} and isinstance(k["type"], str) for k in kinds):
+            return {"type": [k["type"] for k in kinds]}  # bool | float | str -> ["boolean", "number", "string"]
     raise SchemaError(f"{where}: type {hint!r} has no JSON schema here; use str, int, float, bool, "
                       "Literal[...], list[...], or X | None")
 
@@ -188,18 +191,22 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> str | 
             allowed = ", ".join(props) or "no arguments"
             return f"{fn['name']} has no argument {key!r}; it takes: {allowed}."
         expected = props[key].get("type")
-        if expected in _JSON_TYPES:
-            ok = isinstance(value, _JSON_TYPES[expected])
-            if expected in ("integer", "number") and isinstance(value, bool):
-                ok = False
-            if not ok:
-                return (f"{fn['name']}: {key!r} must be a {expected}, got "
-                        f"{_describe(value)}.")
+        kinds = expected if isinstance(expected, list) else [expected]
+        if all(k in _JSON_TYPES for k in kinds) and not any(_is(value, k) for k in kinds):
+            return f"{fn['name']}: {key!r} must be a {' or '.join(kinds)}, got {_describe(value)}."
         if expected == "array" and "items" in props[key]:
             inner = props[key]["items"].get("type")
             if inner in _JSON_TYPES and not all(isinstance(v, _JSON_TYPES[inner]) for v in value):
                 return f"{fn['name']}: every entry of {key!r} must be a {inner}."
     return None
+
+
+def _is(value: Any, kind: str) -> bool:
+    if kind in ("integer", "number") and isinstance(value, bool):
+        return False
+    if kind == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, _JSON_TYPES[kind])
 
 
 def _describe(value: Any) -> str:

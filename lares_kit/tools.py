@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .home import Home
-from .schema import LightId, RoomId, ToolName, check_arguments, tool_schema
+from .devices import attributes_of, check_value
+from .schema import DeviceId, LightId, RoomId, ToolName, check_arguments, tool_schema
 from .users import NoAnswer, NoUser, User
 
 __all__ = ["ToolError", "Observation", "Toolbox", "toggle_light", "set_light", "move_robot",
-           "look_with_robot", "ask_user", "halt", "LARES_TOOLS", "STOP_TOOLS"]
+           "look_with_robot", "set_device", "read_device", "ask_user", "halt", "LARES_TOOLS", "DEVICE_TOOLS",
+           "STOP_TOOLS", "default_tools"]
 
 
 class ToolError(Exception):
@@ -144,6 +146,61 @@ def look_with_robot(home: Home) -> str:
     return f"{first} Devices: {fixed}. {also}"
 
 
+def _device(home: Home, device_id: str):
+    dev = home.devices.get(device_id)
+    if dev is None:
+        ids = list(home.devices)
+        raise ToolError(f"No device found with the ID {device_id!r}.{_closest(device_id, ids)} "
+                        f"Devices: {', '.join(ids)}.")
+    return dev
+
+
+def set_device(home: Home, device_id: DeviceId, attribute: str, value: bool | float | str) -> str:
+    """Change one setting of a device: a thermostat's target, a lock's locked, blinds' position, a TV's channel.
+
+    Args:
+        device_id: ID of the device, e.g. "hall-thermostat".
+        attribute: The setting to change, e.g. "target", "on", "locked", "position".
+        value: The new value: true/false, a number, or one of the named choices.
+    """
+    dev = _device(home, device_id)
+    attrs = attributes_of(dev.type, dev.capabilities)
+    spec = attrs.get(attribute)
+    where = f"the {dev.name.lower()} in the {home.room_name(dev.room)} ({dev.id})"
+    if spec is None or spec.read_only:
+        settable = [f"{n} ({a.describe()})" for n, a in attrs.items() if not a.read_only]
+        what = "can be read but not set" if spec is not None else "is not a setting of"
+        raise ToolError(f"{attribute!r} {what} {where}. It can set: {'; '.join(settable) or 'nothing'}.")
+    new, allowed = check_value(spec, value)
+    if allowed:
+        raise ToolError(f"{value!r} is not a valid {attribute} for {where}; use {allowed}.")
+    if dev.state.get(attribute) == new:
+        return f"The {attribute} of {where} is already {_words(new)}; nothing changed."
+    old = dev.state.get(attribute)
+    home.update_device(dev.id, {attribute: new})
+    before = f" (was {_words(old)})" if old is not None else ""
+    return f"The {attribute} of {where} is now {_words(new)}{before}."
+
+
+def read_device(home: Home, device_id: DeviceId) -> str:
+    """Read the current state of a device, including sensor readings, and what can be set on it.
+
+    Args:
+        device_id: ID of the device, e.g. "hall-thermostat".
+    """
+    dev = _device(home, device_id)
+    state = ", ".join(f"{k} {_words(v)}" for k, v in dev.state.items()) or "no readings"
+    settable = [f"{n} ({a.describe()})" for n, a in attributes_of(dev.type, dev.capabilities).items() if not a.read_only]
+    return (f"The {dev.name.lower()} in the {home.room_name(dev.room)} ({dev.id}) is a {dev.type}: {state}. "
+            f"Settings: {'; '.join(settable) or 'none'}.")
+
+
+def _words(value: Any) -> str:
+    if isinstance(value, bool):
+        return {True: "true", False: "false"}[value]
+    return str(value)
+
+
 def ask_user(user: User, question: str) -> str:
     """Ask the user a question and wait for the answer. Only use this as a last resort, for facts you cannot find out yourself.
 
@@ -163,6 +220,14 @@ def halt(message_to_user: str) -> str:
 
 
 LARES_TOOLS: list[Callable[..., str]] = [toggle_light, set_light, move_robot, look_with_robot, ask_user, halt]
+DEVICE_TOOLS: list[Callable[..., str]] = [set_device, read_device]
+
+
+def default_tools(home: Home) -> list[Callable[..., str]]:
+    """The Lares tools, plus the device tools when the home has more than lights."""
+    if any(d.type != "light" for d in home.devices.values()):
+        return [*LARES_TOOLS[:4], *DEVICE_TOOLS, *LARES_TOOLS[4:]]
+    return list(LARES_TOOLS)
 STOP_TOOLS = frozenset({"halt"})
 
 
@@ -204,7 +269,7 @@ class Toolbox:
     """
 
     home: Home
-    tools: list[Callable[..., str]] = field(default_factory=lambda: list(LARES_TOOLS))
+    tools: list[Callable[..., str]] | None = None  # None: default_tools(home)
     user: User = field(default_factory=NoUser)
     block_repeats: bool = True
     id_enums: bool = True  # put the home's valid ids in the schemas as enums
@@ -212,6 +277,10 @@ class Toolbox:
     _calls: dict[str, int] = field(default_factory=dict, repr=False)
     # tool name -> schema; the ids in the enums (rooms, lights) never change
     _schemas: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.tools is None:
+            self.tools = default_tools(self.home)
 
     @property
     def names(self) -> list[str]:
@@ -221,7 +290,7 @@ class Toolbox:
         if not self.id_enums:
             return {ToolName: self.names}
         return {RoomId: list(self.home.graph.nodes), LightId: [d.id for d in self.home.lights()],
-                ToolName: self.names}
+                DeviceId: list(self.home.devices), ToolName: self.names}
 
     def schemas(self, names: list[str] | None = None) -> list[dict[str, Any]]:
         """The OpenAI ``tools`` list, for all tools or only ``names``."""

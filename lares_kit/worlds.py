@@ -20,6 +20,7 @@ from typing import Any
 import networkx as nx
 import yaml
 
+from .errors import LaresError
 from .home import Device, Home, Item
 
 __all__ = ["WorldError", "load_world", "read_yaml", "parse_world", "check_home", "world_paths", "WORLD_DIRS"]
@@ -54,7 +55,7 @@ def read_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
 
 
-class WorldError(ValueError):
+class WorldError(LaresError, ValueError):
     """A world file (or Home) is not valid. ``str()`` is a sentence for people."""
 
     def __init__(self, source: str, key_path: str, message: str) -> None:
@@ -219,8 +220,11 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
         if dtype == "light":
             _expect(isinstance(state.get("on"), bool), source, f"{key}.state.on",
                     f"a light needs state 'on: true' or 'on: false', got {state.get('on')!r}")
+        caps = _mapping(dev.get("capabilities", {}), source, f"{key}.capabilities")
+        for attr, spec in caps.items():
+            _mapping(spec, source, f"{key}.capabilities.{attr}")
         devices.append(Device(dev_id, _text(dev, "name", source, key, dtype.title()), dtype, room, dict(state),
-                              _aliases(dev, source, key), _text(dev, "description", source, key, "")))
+                              _aliases(dev, source, key), _text(dev, "description", source, key, ""), dict(caps)))
 
     _expect("robot" in top, source, "robot", "missing required key 'robot' (like {id: robot, room: hallway})")
     bot = _mapping(top["robot"], source, "robot")

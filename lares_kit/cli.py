@@ -1,0 +1,106 @@
+"""The ``lares`` command: worlds, run, demo, bench, serve-model.
+
+Each subcommand is a thin wrapper over the library; the work happens in the
+module named beside it. Mistakes a learner can fix (a bad world file, a
+missing API key) are printed as one sentence and exit with status 2 -- no
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .errors import LaresError
+
+__all__ = ["main", "build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lares", description="Build, run and measure LLM agents in a simulated home.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    worlds = sub.add_parser("worlds", help="list the worlds (or check a world file)")
+    worlds.add_argument("action", nargs="?", choices=["list", "check"], default="list")
+    worlds.add_argument("paths", nargs="*", help="world ids or files to check")
+
+    run = sub.add_parser("run", help="run one instruction with an agent")
+    run.add_argument("instruction")
+    run.add_argument("--world", default="lares-home")
+    run.add_argument("--agent", default="intent-action")
+    run.add_argument("--model", default=None, help="offline (default, also LARES_MODEL) or a model name")
+    run.add_argument("--executor-model", default=None, help="the light model that writes actions (react)")
+    run.add_argument("--knowledge", choices=["latest", "initial", "none"], default="latest")
+    run.add_argument("--answer", action="append", default=None, help="a reply for the simulated user (repeatable)")
+    run.add_argument("--max-steps", type=int, default=None)
+    run.add_argument("--seed", type=int, default=None, help="hide the movable things at random (same seed, same places)")
+    run.add_argument("--json", action="store_true", help="print one JSON object instead of a transcript")
+
+    sub.add_parser("demo", help="the three Lares scenarios with the offline model")
+
+    bench = sub.add_parser("bench", help="run a benchmark suite")
+    bench.add_argument("--suite", action="append", default=None)
+    bench.add_argument("--agent", action="append", default=None)
+    bench.add_argument("--model", action="append", default=None)
+    bench.add_argument("--seeds", type=int, default=1)
+    bench.add_argument("--concurrency", type=int, default=1)
+    bench.add_argument("--json", dest="json_path", default=None)
+    bench.add_argument("--plot", default=None)
+    bench.add_argument("--runs", default=None, help="folder for per-episode JSON (resumable)")
+
+    serve = sub.add_parser("serve-model", help="serve the offline model as an OpenAI-compatible HTTP API")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each reply")
+    return parser
+
+
+def _worlds(args: argparse.Namespace) -> int:
+    from .worlds import check_home, load_world, world_paths
+
+    if args.action == "check":
+        bad = 0
+        for target in args.paths:
+            problems = check_home(target)
+            print(f"{target}: " + ("ok" if not problems else "; ".join(problems)))
+            bad += bool(problems)
+        return 1 if bad else 0
+    print(f"{'world':<20} {'rooms':>5} {'devices':>7} {'items':>5}  name")
+    for world_id, path in world_paths().items():
+        try:
+            home = load_world(path)
+        except LaresError as exc:
+            print(f"{world_id:<20} invalid: {exc}")
+            continue
+        print(f"{world_id:<20} {home.graph.number_of_nodes():>5} {len(home.devices):>7} {len(home.items):>5}  {home.name}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "worlds":
+            return _worlds(args)
+        if args.command == "run":
+            from .agents.run import cli_run
+            return cli_run(args)
+        if args.command == "demo":
+            from .agents.run import cli_demo
+            return cli_demo(args)
+        if args.command == "bench":
+            from .bench.cli import cli_bench
+            return cli_bench(args)
+        if args.command == "serve-model":
+            from .models.server import cli_serve
+            return cli_serve(args)
+    except LaresError as exc:
+        print(f"lares: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lares: stopped", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
