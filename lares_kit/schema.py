@@ -89,7 +89,7 @@ def _type_schema(hint: Any, enums: dict[Any, list[str]], where: str) -> dict[str
         values = list(typing.get_args(hint))
         kind = {str: "string", int: "integer", bool: "boolean"}.get(type(values[0]), "string")
         return {"type": kind, "enum": values}
-    if origin in (list, typing.List):
+    if origin in (list, typing.List) or hint is list:
         (item,) = typing.get_args(hint) or (None,)
         if item is None:
             raise SchemaError(f"{where}: say what the list holds, e.g. list[str]")

@@ -273,7 +273,7 @@ class Toolbox:
     user: User = field(default_factory=NoUser)
     block_repeats: bool = True
     id_enums: bool = True  # put the home's valid ids in the schemas as enums
-    # last call key -> home.version right after it ran
+    # call key -> home.version if that call changed nothing (else absent)
     _calls: dict[str, int] = field(default_factory=dict, repr=False)
     # tool name -> schema; the ids in the enums (rooms, lights) never change
     _schemas: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
@@ -319,21 +319,29 @@ class Toolbox:
         if self.block_repeats and name not in STOP_TOOLS and self._calls.get(key) == self.home.version:
             return Observation(name, args, f"You already called {name} with these arguments and nothing has "
                                "changed since; doing it again would give the same result. Try something else.", ok=False)
+        before = self.home.version
         self.home.tick()
         injected = {"home": self.home, "user": self.user}
         params = inspect.signature(fn).parameters
         try:
             text = fn(**{k: v for k, v in injected.items() if k in params}, **args)
         except ToolError as exc:
-            self._calls[key] = self.home.version
+            self._remember(key, before)
             return Observation(name, args, str(exc), ok=False)
         except NoAnswer:
             raise
         except Exception as exc:  # a bug in a tool must not kill the episode
             return Observation(name, args, f"The tool {name} failed unexpectedly ({type(exc).__name__}: {exc}). "
                                "Try a different call.", ok=False)
-        self._calls[key] = self.home.version
+        self._remember(key, before)
         return Observation(name, args, text, ok=True, final=name in STOP_TOOLS)
+
+    def _remember(self, key: str, version_before: int) -> None:
+        # Only a call that changed nothing can be a dead loop when repeated.
+        if self.home.version == version_before:
+            self._calls[key] = version_before
+        else:
+            self._calls.pop(key, None)
 
 
 def _parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any] | str:

@@ -1,0 +1,124 @@
+"""Every tool's success and error sentences."""
+
+import pytest
+
+from lares_kit import Toolbox, load_world
+from lares_kit.tools import default_tools
+from lares_kit.users import NoAnswer, ScriptedUser
+
+
+@pytest.fixture
+def box():
+    return Toolbox(load_world("lares-home"), user=ScriptedUser(answers=["Yes, it is sunny."]))
+
+
+def say(box, name, **args):
+    return box.dispatch(name, args)
+
+
+def test_toggle_light_names_light_room_and_state(box):
+    obs = say(box, "toggle_light", light_id="kitchen-light")
+    assert obs.ok and obs.text == "The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit."
+    obs = say(box, "toggle_light", light_id="kitchen-light")
+    assert obs.text.startswith("The light in the Kitchen (kitchen-light) is now off.")
+
+
+def test_toggle_unknown_light_suggests(box):
+    obs = say(box, "toggle_light", light_id="kitchen-lite")
+    assert not obs.ok and obs.content.startswith("Error: No light found with the ID 'kitchen-lite'.")
+    assert "Did you mean 'kitchen-light'?" in obs.text
+
+
+def test_toggle_room_id_points_at_its_light(box):
+    obs = say(box, "toggle_light", light_id="kitchen")
+    assert obs.text == "'kitchen' is a room, not a light; its light is 'kitchen-light'."
+
+
+def test_set_light_is_idempotent(box):
+    assert say(box, "set_light", light_id="hallway-light", on=True).text == \
+        "The light in the Hallway (hallway-light) is already on; nothing changed."
+    assert box.home.version == 0
+    obs = say(box, "set_light", light_id="hallway-light", on=False)
+    assert obs.text == "The light in the Hallway (hallway-light) is now off. The Hallway is dark."
+
+
+def test_move_robot_to_adjacent_room(box):
+    obs = say(box, "move_robot", destination_room_id="kitchen")
+    assert obs.ok and obs.text == "The robot moved from the Hallway to the Kitchen (kitchen). It is dark there."
+    assert box.home.robot.room == "kitchen"
+
+
+def test_move_robot_not_adjacent_lists_options(box):
+    obs = say(box, "move_robot", destination_room_id="office")
+    assert not obs.ok
+    assert obs.text == ("The Office is not next to the Hallway; from the Hallway (hallway) "
+                        "the robot can go to: lounge, kitchen, bedroom.")
+    assert box.home.robot.room == "hallway"
+
+
+def test_move_robot_unknown_room(box):
+    obs = say(box, "move_robot", destination_room_id="kitchn")
+    assert "There is no room with the ID 'kitchn'. Did you mean 'kitchen'?" in obs.text
+
+
+def test_move_robot_already_there(box):
+    assert say(box, "move_robot", destination_room_id="hallway").text == \
+        "The robot is already in the Hallway (hallway); it did not move."
+
+
+def test_look_in_the_dark_says_what_to_do(box):
+    say(box, "move_robot", destination_room_id="bedroom")
+    obs = say(box, "look_with_robot")
+    assert not obs.ok
+    assert obs.text == "It's too dark to see anything in the Bedroom -- turn on the light in the Bedroom (bedroom-light) first."
+
+
+def test_look_lists_devices_and_movable_things_without_trailing_comma(box):
+    say(box, "set_light", light_id="bedroom-light", on=True)
+    say(box, "move_robot", destination_room_id="bedroom")
+    obs = say(box, "look_with_robot")
+    assert obs.ok
+    assert obs.text.endswith("Devices: light (bedroom-light). Also here: Bruno, a dog (bruno).")
+    assert ", ." not in obs.text
+
+
+def test_look_with_nothing_movable(box):
+    obs = say(box, "look_with_robot")
+    assert obs.text.endswith("Nothing that moves is here.")
+
+
+def test_ask_user_returns_answer(box):
+    assert say(box, "ask_user", question="Is it daytime?").text == "The user answered: Yes, it is sunny."
+
+
+def test_ask_user_without_answer_raises_no_answer(box):
+    say(box, "ask_user", question="Is it daytime?")
+    with pytest.raises(NoAnswer):
+        say(box, "ask_user", question="And now?")
+
+
+def test_halt_is_final(box):
+    obs = say(box, "halt", message_to_user="Done.")
+    assert obs.final and obs.text == "Done."
+
+
+def test_device_tools_on_a_home_with_a_thermostat(tmp_path):
+    path = tmp_path / "heated.yaml"
+    path.write_text("""
+id: heated
+rooms: [{id: hall, exits: []}]
+devices:
+  - {id: hall-thermostat, name: Thermostat, type: thermostat, room: hall, state: {target: 18, temperature: 17.5}}
+robot: {id: robot, room: hall}
+""")
+    home = load_world(path)
+    assert [f.__name__ for f in default_tools(home)][4:6] == ["set_device", "read_device"]
+    box = Toolbox(home)
+    assert box.dispatch("set_device", {"device_id": "hall-thermostat", "attribute": "target", "value": 21}).text == \
+        "The target of the thermostat in the Hall (hall-thermostat) is now 21 (was 18)."
+    bad = box.dispatch("set_device", {"device_id": "hall-thermostat", "attribute": "target", "value": 45})
+    assert bad.text == "45 is not a valid target for the thermostat in the Hall (hall-thermostat); use a number from 5 to 30 °C."
+    ro = box.dispatch("set_device", {"device_id": "hall-thermostat", "attribute": "temperature", "value": 20})
+    assert "'temperature' can be read but not set" in ro.text
+    assert "temperature 17.5" in box.dispatch("read_device", {"device_id": "hall-thermostat"}).text
+    assert "Did you mean 'hall-thermostat'?" in box.dispatch("read_device", {"device_id": "hall-thermostat2"}).text
