@@ -1,0 +1,82 @@
+"""Re-execute the teaching notebooks and save them with their outputs.
+
+Usage (from the repo root; ``make notebooks`` does this)::
+
+    .venv/bin/python scripts/run_notebooks.py                 # every notebooks/*.ipynb
+    .venv/bin/python scripts/run_notebooks.py notebooks/06_robot_search.ipynb
+
+Notebooks are committed *with* outputs so readers see them on GitHub, and
+nbval compares the outputs of cells marked ``# NBVAL_CHECK_OUTPUT`` against
+what is saved. Run this after changing a notebook or the library, read the
+diff, and commit the notebooks.
+
+Each notebook runs in a fresh kernel with its own folder as the working
+directory, with progress bars off (LARES_PROGRESS=0, TQDM_DISABLE=1) -- the
+same settings the tests use. Volatile metadata (timings, widget state) is not
+saved, so re-running an unchanged notebook gives an unchanged file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+QUIET_ENV = {"LARES_PROGRESS": "0", "TQDM_DISABLE": "1"}
+CELL_TIMEOUT = 120  # seconds; a cell that takes longer is a bug in a teaching notebook
+
+
+def notebook_paths(args: list[str]) -> list[Path]:
+    """The notebooks named on the command line, or every notebooks/*.ipynb in order."""
+    if args:
+        return [Path(a).resolve() for a in args]
+    return sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+def execute(path: Path) -> float:
+    """Run one notebook in place; return the seconds it took. Raises on a failing cell."""
+    nb = nbformat.read(path, as_version=4)
+    os.environ.update(QUIET_ENV)  # the kernel inherits this process's environment
+    os.environ.pop("MPLBACKEND", None)  # let the kernel pick its inline backend
+    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}},
+                            record_timing=False, store_widget_state=False)
+    start = time.perf_counter()
+    client.execute()
+    seconds = time.perf_counter() - start
+    _tidy(nb)
+    nbformat.write(nb, path)
+    return seconds
+
+
+def _tidy(nb: nbformat.NotebookNode) -> None:
+    # Keep files stable across machines: one kernelspec, no per-run metadata.
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata.get("language_info", {}).pop("version", None)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", help="notebook files (default: notebooks/*.ipynb)")
+    args = parser.parse_args(argv)
+    total = 0.0
+    for path in notebook_paths(args.notebooks):
+        seconds = execute(path)
+        total += seconds
+        print(f"{seconds:6.1f} s  {path.relative_to(ROOT)}")
+    print(f"{total:6.1f} s  total")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
