@@ -1,0 +1,72 @@
+"""The Lares loop: decide on a function (intent), then call it (action).
+
+Taught in ``notebooks/04_intent_and_action.ipynb``. Each step makes two
+model calls:
+
+1. **intent**: only ``decide_best_function(reasoning, best_function)`` is
+   offered, and forced with ``tool_choice``. The reasoning is chain of
+   thought the model must write *before* it acts. The raw intent call is not
+   kept; a one-line summary ("I have decided to call X because: ...") goes
+   into the history instead, as Lares does.
+2. **action**: only the chosen function is offered, forced; the model fills
+   in its arguments, and the call runs.
+
+A decision that cannot be used (no call, bad JSON, an unknown function) is
+recorded as an error step and the step is lost -- the loop goes on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..steps import Intent
+from .prompts import decide_schema, forced
+from .shared import AgentRun
+
+__all__ = ["run_intent_action", "read_intent"]
+
+
+def run_intent_action(run: AgentRun) -> None:
+    """Run decide-then-act until ``halt``, a question with no answer, or ``run.max_steps`` steps.
+
+    Examples:
+        >>> from lares_kit import load_world, run_agent
+        >>> ep = run_agent("turn on the light in the kitchen", load_world("lares-home"))
+        >>> [s.kind for s in ep.steps]
+        ['intent', 'call', 'intent', 'final']
+    """
+    decide = decide_schema(run.toolbox.names)
+    for turn in range(1, run.max_steps + 1):
+        reply = run.ask_model(turn, "intent", [decide], tool_choice=forced("decide_best_function"))
+        intent = read_intent(run, turn, reply) if reply is not None else None
+        if intent is None:
+            continue  # recorded as an error step; the step is lost (Lares logs it and moves on)
+        run.episode.steps.append(intent)  # kept as its summary line, never as the raw call
+        tool = [run.toolbox.schema(intent.function)]
+        reply = run.ask_model(turn, "action", tool, tool_choice=forced(intent.function))
+        if reply is not None and run.run_calls(turn, reply, one_only=True, only=intent.function):
+            return  # halt, or a question nobody answered
+    run.finish("step_limit", f"Stopped: {run.max_steps} steps used up before the agent called halt.")
+
+
+def read_intent(run: AgentRun, turn: int, reply: Any) -> Intent | None:
+    """The decision in an intent reply, or None after recording why it cannot be used."""
+    calls = reply.tool_calls
+    call = calls[0]
+    name = getattr(getattr(call, "function", None), "name", None)
+    if len(calls) > 1:
+        run.error(turn, f"Decide once per step: {len(calls)} calls came back; only the first was used.")
+    if name != "decide_best_function":
+        run.error(turn, f"Only decide_best_function was offered, but the reply called {name!r}.")
+        return None
+    try:
+        args = json.loads(call.function.arguments or "{}")
+    except json.JSONDecodeError as exc:
+        run.error(turn, f"The arguments of decide_best_function are not valid JSON ({exc.msg}).")
+        return None
+    best = args.get("best_function") if isinstance(args, dict) else None
+    if best not in run.toolbox.names:
+        run.error(turn, f"best_function must be one of {', '.join(run.toolbox.names)}; got {best!r}.")
+        return None
+    return Intent(str(args.get("reasoning", "")), best, turn=turn)

@@ -1,0 +1,191 @@
+"""What every agent loop shares: asking the model, running its calls, recording both.
+
+A loop (:mod:`~lares_kit.agents.function_calling`,
+:mod:`~lares_kit.agents.intent_action`) decides *what* to offer the model and
+*which* of its calls to run; an :class:`AgentRun` does the bookkeeping, so
+the loop itself fits on one screen:
+
+* :meth:`AgentRun.ask_model` rebuilds the messages from the Episode's steps,
+  makes one request, records its usage, and turns an unusable reply (no
+  choices, no function call) into an :class:`~lares_kit.steps.Error` step;
+* :meth:`AgentRun.run_calls` runs the reply's calls through the Toolbox and
+  records each as a :class:`~lares_kit.steps.ToolCall` with the truth after
+  it; calls that were not allowed get an error result instead of running.
+
+A request that fails (``openai.APIError`` after the client's own retries)
+raises :class:`ModelFailed`, which :func:`lares_kit.agents.run_agent` turns
+into the status ``model_error``. Nothing else escapes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..episode import Episode
+from ..home import Home
+from ..steps import Error, Final, LLMCall, Question, ToolCall
+from ..tools import Toolbox
+from ..users import NoAnswer, User
+
+__all__ = ["AgentRun", "ModelFailed", "Listener"]
+
+
+class ModelFailed(Exception):
+    """The model could not answer (API error after retries, or an unreadable response)."""
+
+
+@dataclass
+class Listener:
+    """Passes ``ask_user`` questions to the real user and keeps the last answer.
+
+    Examples:
+        >>> from lares_kit.users import ScriptedUser
+        >>> ear = Listener(ScriptedUser(answers=["yes"]))
+        >>> ear.ask("Is it day?"), ear.last
+        ('yes', 'yes')
+    """
+
+    user: User
+    last: str | None = None
+
+    def ask(self, question: str) -> str:
+        self.last = None
+        self.last = self.user.ask(question)
+        return self.last
+
+
+@dataclass
+class AgentRun:
+    """One run in progress: the Episode being written, the home, the tools and the model."""
+
+    episode: Episode
+    home: Home
+    toolbox: Toolbox  # its user should be a Listener, so questions record their answers
+    client: Any  # an openai.OpenAI, or anything with .chat.completions.create(**request)
+    model: str
+    max_steps: int = 20
+    parallel_tool_calls: bool = False
+
+    # --------------------------------------------------------------- model
+    def ask_model(self, turn: int, phase: str, tools: list[dict[str, Any]], tool_choice: Any) -> Any | None:
+        """Ask the model once; return its message when it holds a function call, else None.
+
+        A reply with no choices or no call is recorded as an Error step (the
+        turn is lost, as in Lares). Raises :class:`ModelFailed` if the request fails.
+        """
+        messages = self.episode.messages(self.home)
+        request = {"model": self.model, "messages": messages, "tools": tools, "tool_choice": tool_choice,
+                   "parallel_tool_calls": self.parallel_tool_calls}
+        start = time.perf_counter()
+        try:
+            response = self.client.chat.completions.create(**request)
+            choices = list(response.choices or [])
+            message = choices[0].message if choices else None
+            usage = response.usage
+        except Exception as exc:  # APIError after retries, a timeout, or a reply that is not a completion
+            text = f"{type(exc).__name__}: {exc}"
+            self.episode.llm_calls.append(LLMCall(phase, turn, seconds=time.perf_counter() - start, error=text))
+            raise ModelFailed(text) from exc
+        if usage is not None:
+            prompt, completion = usage.prompt_tokens or 0, usage.completion_tokens or 0
+        else:  # some local servers send no usage; count the request ourselves
+            from ..models.tokens import count_request
+
+            prompt, completion = count_request(messages, tools), 0
+        self.episode.llm_calls.append(LLMCall(phase, turn, prompt, completion, time.perf_counter() - start))
+        if message is None:
+            self.error(turn, "The model sent an empty reply (no choices).")
+            return None
+        if not message.tool_calls:
+            self.error(turn, "Your reply had no function call. Reply by calling one of the functions; "
+                             "call halt when the task is done.", reply=message.content or "")
+            return None
+        return message
+
+    # --------------------------------------------------------------- calls
+    def run_calls(self, turn: int, message: Any, *, one_only: bool = False, only: str | None = None) -> bool:
+        """Run the calls of one reply in order; True when the episode has ended.
+
+        ``one_only``: the calls after the first are answered with an error and
+        not run. ``only``: a call to any other function is answered with an
+        error and not run (the function was not offered).
+        """
+        text = message.content or ""
+        for i, call in enumerate(message.tool_calls):
+            said = text if i == 0 else ""  # the reply's text goes with its first call
+            name = _name(call)
+            if one_only and i > 0:
+                self.refuse(turn, call, "Only one function call is allowed per step; this call was not run.", said)
+            elif only is not None and name != only:
+                self.refuse(turn, call, f"Only {only} was offered in this step; this call to {name} was not run.", said)
+            elif self.execute(turn, call, said):
+                return True
+        return False
+
+    def execute(self, turn: int, call: Any, text: str = "") -> bool:
+        """Dispatch one call and record it; True when it ended the episode (halt, no answer)."""
+        name, raw, call_id = _name(call), _raw(call), getattr(call, "id", "") or f"call_{turn}_{len(self.episode.steps)}"
+        before = self.home.device_states()
+        try:
+            obs = self.toolbox.dispatch(name, raw)
+        except NoAnswer as exc:
+            step = Question(name, _json_object(raw), f"Error: no answer ({exc}).", ok=False, turn=turn,
+                            call_id=call_id, raw_arguments=raw, text=text, after=self.truth_after(before))
+            self.episode.steps.append(step)
+            self.finish("no_answer", f"Stopped: the agent asked {step.question!r} and got no answer.")
+            return True
+        kind = Final if obs.final else Question if name == "ask_user" and obs.ok else ToolCall
+        step = kind(obs.tool, obs.arguments, obs.content, ok=obs.ok, turn=turn, call_id=call_id,
+                    raw_arguments=raw, text=text, after=self.truth_after(before))
+        if isinstance(step, Question):
+            step.answer = getattr(self.toolbox.user, "last", None)
+        self.episode.steps.append(step)
+        if obs.final:
+            self.finish("done", obs.text)
+        return obs.final
+
+    def refuse(self, turn: int, call: Any, reason: str, text: str = "") -> None:
+        """Record a call that is not run, answered with ``Error: reason`` (the API needs an answer per call)."""
+        raw = _raw(call)
+        self.episode.steps.append(ToolCall(
+            _name(call), _json_object(raw), f"Error: {reason}", ok=False, turn=turn,
+            call_id=getattr(call, "id", "") or f"call_{turn}_{len(self.episode.steps)}",
+            raw_arguments=raw, text=text, after=self.truth_after(self.home.device_states())))
+
+    # ------------------------------------------------------------- records
+    def truth_after(self, before: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The truth now, for replay: devices that changed since ``before``, robot, items, sightings."""
+        now = self.home.device_states()
+        return {"time": self.home.time, "robot": self.home.robot.room,
+                "devices": {dev: state for dev, state in now.items() if state != before.get(dev)},
+                "items": {item.id: item.room for item in self.home.items.values()},
+                "seen": copy.deepcopy(self.home.seen)}
+
+    def error(self, turn: int, message: str, reply: str = "") -> None:
+        self.episode.steps.append(Error(message, reply=reply, turn=turn))
+
+    def finish(self, status: str, message: str) -> None:
+        self.episode.status, self.episode.final_message = status, message
+
+
+def _name(call: Any) -> str:
+    # A custom (non-function) tool call has no .function; it still gets a name to report.
+    fn = getattr(call, "function", None)
+    return str(getattr(fn, "name", None) or getattr(call, "type", "unknown"))
+
+
+def _raw(call: Any) -> str:
+    args = getattr(getattr(call, "function", None), "arguments", None)
+    return args if isinstance(args, str) else json.dumps(args) if args is not None else ""
+
+
+def _json_object(raw: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None

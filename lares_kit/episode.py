@@ -1,0 +1,260 @@
+"""Episodes: the record of one agent run, as plain data.
+
+Taught in ``notebooks/03_function_calling_loop.ipynb``. An :class:`Episode` is a list of
+typed steps plus what is needed to read, replay and compare the run: the
+instruction, the world, the agent and model names, the LLM calls with their
+token usage, the timing, and the true state of the home at the start and at
+the end. The agent loops in :mod:`lares_kit.agents` write Episodes; widgets
+and the benchmark only read them.
+
+The chat messages for the next turn are *built from the steps* each turn
+(:meth:`Episode.messages`), so what the model saw is always reproducible from
+the record. Their layout is a contract the offline model relies on:
+
+1. ``system``: the role prompt;
+2. ``system``: ``WORLD KNOWLEDGE (latest)`` or ``WORLD KNOWLEDGE (initial: ...)``
+   and the knowledge JSON -- left out when the knowledge mode is ``none``;
+3. ``system``: the goal;
+4. ``user``: the instruction -- the only user message;
+5. the history: tool calls and their results, intent summaries as
+   assistant text, and error notes as ``system`` messages.
+
+Rendering a transcript and the ``lares run --json`` object live here too;
+this module never imports the agents, the models or the widgets.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar, Union
+
+from .steps import Error, Final, Intent, LLMCall, Question, Step, ToolCall, step_from_dict
+from .home import Home
+
+__all__ = ["Episode", "Step", "Intent", "ToolCall", "Question", "Final", "Error", "LLMCall",
+           "KNOWLEDGE_MODES", "STATUSES", "knowledge_header"]
+
+KNOWLEDGE_MODES = ("latest", "initial", "none")
+# running: not finished yet; done: the agent called halt; step_limit: it ran
+# out of steps; no_answer: it asked and nobody answered; model_error: the
+# model could not be reached (after the client's retries).
+STATUSES = ("running", "done", "step_limit", "no_answer", "model_error")
+
+
+def knowledge_header(mode: str) -> str:
+    """The first line of the world-knowledge message for a knowledge mode.
+
+    Examples:
+        >>> knowledge_header("latest")
+        'WORLD KNOWLEDGE (latest)'
+        >>> knowledge_header("initial").startswith("WORLD KNOWLEDGE (initial: ")
+        True
+    """
+    if mode == "latest":
+        return "WORLD KNOWLEDGE (latest)"
+    if mode == "initial":
+        return "WORLD KNOWLEDGE (initial: the state at the start of the task; changes since are only in the history)"
+    raise ValueError(f"knowledge mode {mode!r} has no header; modes: {', '.join(KNOWLEDGE_MODES)}")
+
+
+@dataclass
+class Episode:
+    """One run of an agent on one instruction in one home.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> ep = Episode.start("turn on the light in the kitchen", home, agent="intent-action",
+        ...                    model="offline", system_prompt="You control a home.", goal_prompt="Do it.")
+        >>> [m["role"] for m in ep.messages(home)]
+        ['system', 'system', 'system', 'user']
+        >>> ep.messages(home)[1]["content"].splitlines()[0]
+        'WORLD KNOWLEDGE (latest)'
+        >>> ep.status, ep.tool_calls
+        ('running', [])
+    """
+
+    instruction: str
+    world: str
+    agent: str
+    model: str
+    knowledge: str = "latest"  # one of KNOWLEDGE_MODES
+    status: str = "running"  # one of STATUSES
+    final_message: str = ""
+    error: str = ""  # the model error's text when status is model_error
+    max_steps: int = 20
+    # steps: list[Step], oldest first; Question and Final are kinds of ToolCall
+    steps: list[Step] = field(default_factory=list)
+    llm_calls: list[LLMCall] = field(default_factory=list)
+    started_at: float = 0.0  # seconds since the epoch
+    seconds: float = 0.0  # wall time of the whole run
+    # The prompts as sent, so a saved episode says exactly what the model was told.
+    system_prompt: str = ""
+    goal_prompt: str = ""
+    # home.knowledge() at the start: the knowledge message in mode "initial"
+    initial_knowledge: dict[str, Any] = field(default_factory=dict)
+    # home.truth() at the start and at the end (hidden things included: for replay and judges)
+    initial_state: dict[str, Any] = field(default_factory=dict)
+    final_state: dict[str, Any] = field(default_factory=dict)
+
+    FORMAT: ClassVar[str] = "lares-episode/1"
+
+    @classmethod
+    def start(cls, instruction: str, home: Home, **kwargs: Any) -> "Episode":
+        """A new running Episode with the home's knowledge and truth as they are now."""
+        import time
+
+        return cls(instruction=instruction, world=home.id, started_at=time.time(),
+                   initial_knowledge=home.knowledge(), initial_state=home.truth(), **kwargs)
+
+    # ------------------------------------------------------------- reading
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """Every tool call made (questions and the final halt included), oldest first."""
+        return [s for s in self.steps if isinstance(s, ToolCall)]
+
+    @property
+    def errors(self) -> list[Step]:
+        """Error steps and failed tool calls: every place the model's reply went wrong."""
+        return [s for s in self.steps if isinstance(s, Error) or (isinstance(s, ToolCall) and not s.ok)]
+
+    @property
+    def asked(self) -> list[str]:
+        """The questions put to the user, in order."""
+        return [s.question for s in self.steps if isinstance(s, Question)]
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """Total tokens over all LLM calls."""
+        return {"prompt_tokens": sum(c.prompt_tokens for c in self.llm_calls),
+                "completion_tokens": sum(c.completion_tokens for c in self.llm_calls)}
+
+    # --------------------------------------------------------- chat messages
+    def messages(self, home: Home | None = None) -> list[dict[str, Any]]:
+        """The chat messages for the next model call, rebuilt from the steps.
+
+        ``home`` is needed in knowledge mode ``latest``: its knowledge is
+        re-rendered every turn, as Lares does.
+        """
+        msgs: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt}]
+        if self.knowledge != "none":
+            if self.knowledge == "latest":
+                if home is None:
+                    raise ValueError("knowledge mode 'latest' needs the home: episode.messages(home)")
+                knowledge = home.render_knowledge("json")
+            else:
+                knowledge = json.dumps(self.initial_knowledge, indent=2)
+            msgs.append({"role": "system", "content": f"{knowledge_header(self.knowledge)}\n{knowledge}"})
+        msgs.append({"role": "system", "content": self.goal_prompt})
+        msgs.append({"role": "user", "content": self.instruction})
+        return msgs + self.history()
+
+    def history(self) -> list[dict[str, Any]]:
+        """The steps as chat messages: calls of one turn share one assistant message."""
+        msgs: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] = []  # tool messages answering the open assistant message
+        open_call: dict[str, Any] | None = None  # the assistant message of the current turn's calls
+        open_turn = None
+        for step in self.steps:
+            if isinstance(step, ToolCall):
+                if open_call is None or open_turn != step.turn:
+                    msgs.extend(results)
+                    results = []
+                    open_call, open_turn = {"role": "assistant", "content": step.text or None, "tool_calls": []}, step.turn
+                    msgs.append(open_call)
+                open_call["tool_calls"].append({"id": step.call_id, "type": "function", "function": {
+                    "name": step.tool, "arguments": step.raw_arguments}})
+                results.append({"role": "tool", "tool_call_id": step.call_id, "content": step.result})
+                continue
+            msgs.extend(results)
+            results, open_call = [], None
+            if isinstance(step, Intent):
+                # Lares keeps this one-line summary instead of the raw intent call.
+                msgs.append({"role": "assistant", "content": step.summary})
+            elif isinstance(step, Error):
+                if step.reply:
+                    msgs.append({"role": "assistant", "content": step.reply})
+                msgs.append({"role": "system", "content": f"Error: {step.message}"})
+        return msgs + results
+
+    # ------------------------------------------------------------- exports
+    def to_run_json(self) -> dict[str, Any]:
+        """The ``lares run --json`` object (DESIGN.md section 3)."""
+        state: dict[str, Any] = dict(self.final_state.get("devices", {}))
+        state["robot"] = self.final_state.get("robot")
+        return {
+            "instruction": self.instruction, "world": self.world, "agent": self.agent, "model": self.model,
+            "final_message": self.final_message, "status": self.status,
+            "steps": [{"tool": s.tool, "arguments": s.arguments if s.arguments is not None else s.raw_arguments,
+                       "result": s.result, "ok": s.ok} for s in self.tool_calls],
+            "llm_calls": len(self.llm_calls), "usage": self.usage, "asked": self.asked, "state": state,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything, as JSON-ready data; :meth:`from_dict` reads it back."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["steps"] = [s.to_dict() for s in self.steps]
+        data["llm_calls"] = [asdict(c) for c in self.llm_calls]
+        return {"format": self.FORMAT, **data}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Episode":
+        """Read an Episode written by :meth:`to_dict`.
+
+        Examples:
+            >>> ep = Episode("hi", "lares-home", "intent-action", "offline", steps=[Intent("look first", "look_with_robot")])
+            >>> Episode.from_dict(ep.to_dict()) == ep
+            True
+        """
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs["steps"] = [step_from_dict(s) for s in data.get("steps", [])]
+        kwargs["llm_calls"] = [LLMCall(**c) for c in data.get("llm_calls", [])]
+        return cls(**kwargs)
+
+    def save(self, path: Union[str, Path]) -> Path:
+        """Write the episode as JSON; return the path."""
+        path = Path(path)
+        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: Union[str, Path]) -> "Episode":
+        """Read an episode saved with :meth:`save`."""
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    # ----------------------------------------------------------- rendering
+    def transcript(self) -> str:
+        """A readable terminal transcript: reasoning, calls, results, questions, the end.
+
+        Examples:
+            >>> ep = Episode("turn on the light in the kitchen", "lares-home", "intent-action", "offline",
+            ...              steps=[Intent("The kitchen light is off.", "set_light", turn=1),
+            ...                     ToolCall("set_light", {"light_id": "kitchen-light", "on": True},
+            ...                              "The light in the Kitchen (kitchen-light) is now on.", turn=1)])
+            >>> print(ep.transcript())  # doctest: +NORMALIZE_WHITESPACE
+            > turn on the light in the kitchen
+              [lares-home, agent intent-action, model offline, knowledge latest]
+             1 thinks   The kitchen light is off. -> set_light
+               calls    set_light(light_id="kitchen-light", on=true)
+               result   The light in the Kitchen (kitchen-light) is now on.
+            = running after 1 step(s), 0 LLM call(s), 0 prompt tokens
+        """
+        lines = [f"> {self.instruction}",
+                 f"  [{self.world}, agent {self.agent}, model {self.model}, knowledge {self.knowledge}]"]
+        turn = None
+        for step in self.steps:
+            mark = f"{step.turn:>2}" if step.turn != turn else "  "
+            turn = step.turn
+            lines.extend(step.render(mark))
+        if self.final_message and not (self.steps and isinstance(self.steps[-1], Final)):
+            lines.append(f"< {self.final_message}")  # a halt step already shows its message
+        turns = len({s.turn for s in self.steps})
+        lines.append(f"= {self.status} after {turns} step(s), {len(self.llm_calls)} LLM call(s), "
+                     f"{self.usage['prompt_tokens']} prompt tokens")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.transcript()
