@@ -1,0 +1,16 @@
+"""Pictures and widgets over Homes and Episodes: HomeMap, SearchReplay, AgentApp.
+
+Imported only when asked for (``import lares_kit`` does not load matplotlib
+or ipywidgets). They *read* Homes and Episodes; they never decide anything.
+The AgentApp runs an agent, through :func:`lares_kit.run_agent`, like any
+other caller.
+
+* :mod:`.drawing` -- :func:`draw_home`, :func:`render_png`, :func:`describe_home` (matplotlib only)
+* :mod:`.homemap` -- :class:`HomeMap`, the map as a widget with a god-view toggle
+* :mod:`.replay` -- :class:`SearchReplay`, a slider over an Episode's steps
+* :mod:`.app` -- :class:`AgentApp`, the Lares demo UI
+"""
+
+from .drawing import describe_home, draw_home, render_png, room_layout, room_lit
+
+__all__ = ["draw_home", "render_png", "describe_home", "room_layout", "room_lit"]

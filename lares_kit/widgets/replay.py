@@ -1,0 +1,180 @@
+"""SearchReplay: step through a finished Episode on the map.
+
+Taught in ``notebooks/06_robot_search.ipynb``. An Episode records the truth
+right after every tool call (``ToolCall.after``), so a replay redraws the
+home at any step without running anything again -- and works on an episode
+loaded from JSON, long after the run.
+
+* :func:`replay_frames` turns an Episode into frames: the state, what the
+  robot had seen, its path so far, and a caption (plain data, testable);
+* :func:`draw_frames` draws some frames side by side (a static strip for a
+  notebook or a report);
+* :class:`SearchReplay` is the widget: play button, slider, caption, map.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import html
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from ..episode import Episode
+from ..home import Home
+from ..steps import Error, Final, Intent, Question, ToolCall
+from .drawing import draw_home
+
+__all__ = ["Frame", "replay_frames", "draw_frames", "SearchReplay"]
+
+
+@dataclass
+class Frame:
+    """The home as it was after ``step`` tool calls (0: the start)."""
+
+    step: int
+    state: dict[str, Any]  # shaped like Home.truth(): devices, robot, items
+    seen: dict[str, Any]  # item id -> {"room", "time"}: the robot's sightings so far
+    path: list[str]  # rooms the robot has been in, in order, starting where it began
+    caption: str  # what happened in this step, in words
+    thought: str = ""  # the intent step's reasoning before this call, if any
+    ok: bool = True
+    notes: list[str] = field(default_factory=list)  # errors recorded before this call
+
+
+def replay_frames(episode: Episode) -> list[Frame]:
+    """One frame for the start and one after each tool call of ``episode``.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> from lares_kit.steps import ToolCall
+        >>> home = load_world("lares-home")
+        >>> ep = Episode.start("find my dog", home, agent="intent-action", model="offline")
+        >>> ep.steps.append(ToolCall("move_robot", {"destination_room_id": "bedroom"}, "The robot moved ...",
+        ...                          after={"robot": "bedroom", "devices": {}, "items": {}, "seen": {}}))
+        >>> [(f.step, f.state["robot"], f.path) for f in replay_frames(ep)]
+        [(0, 'hallway', ['hallway']), (1, 'bedroom', ['hallway', 'bedroom'])]
+    """
+    state = copy.deepcopy(episode.initial_state)
+    seen: dict[str, Any] = {}
+    path = [state["robot"]]
+    frames = [Frame(0, copy.deepcopy(state), {}, list(path), f"start: {episode.instruction!r}")]
+    thought, notes = "", []
+    for step in episode.steps:
+        if isinstance(step, Intent):
+            thought = step.reasoning
+            continue
+        if isinstance(step, Error):
+            notes.append(step.message)
+            continue
+        after = step.after or {}
+        for dev_id, dev_state in after.get("devices", {}).items():  # only the devices that changed
+            state["devices"][dev_id] = copy.deepcopy(dev_state)
+        for item_id, room in after.get("items", {}).items():
+            state["items"][item_id]["room"] = room
+        if after.get("robot") and after["robot"] != state["robot"]:
+            state["robot"] = after["robot"]
+            path.append(state["robot"])
+        seen = copy.deepcopy(after.get("seen", seen))
+        frames.append(Frame(len(frames), copy.deepcopy(state), seen, list(path), _caption(step), thought,
+                            step.ok, notes))
+        thought, notes = "", []
+    return frames
+
+
+def _caption(step: ToolCall) -> str:
+    if isinstance(step, Question):
+        answer = step.answer if step.answer is not None else "(no answer)"
+        return f"asks {step.question!r} -> {answer}"
+    if isinstance(step, Final):
+        return f"halts: {step.message}"
+    return f"{step.call_text} -> {step.result}"
+
+
+def draw_frames(home: Home, frames: list[Frame], *, god_view: bool = False, columns: int = 3) -> Figure:
+    """Draw ``frames`` side by side (wrapping after ``columns``), each titled with its step.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> start = replay_frames(Episode.start("hi", home, agent="a", model="m"))[0]
+        >>> len(draw_frames(home, [start, start]).axes)
+        2
+    """
+    rows = (len(frames) + columns - 1) // columns
+    cols = min(columns, len(frames))
+    fig = Figure(figsize=(5.2 * cols, 3.9 * rows), dpi=80)
+    for i, frame in enumerate(frames):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        last = frame.caption if len(frame.caption) < 48 else frame.caption[:45] + "..."
+        draw_home(home, state=frame.state, seen=frame.seen, path=frame.path, god_view=god_view, ax=ax,
+                  title=f"step {frame.step}: {last}")
+    fig.tight_layout()
+    return fig
+
+
+class SearchReplay:
+    """Play an Episode back on the map: a play button and a slider over its frames.
+
+    ``home`` gives the layout and names; by default the episode's world is
+    loaded. The states come from the Episode alone.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> replay = SearchReplay(Episode.start("find my dog", home, agent="a", model="m"), home)
+        >>> replay.slider.max, replay.map.describe().splitlines()[1]
+        (0, 'Robot: Hallway.')
+    """
+
+    def __init__(self, episode: Episode, home: Home | None = None, *, god_view: bool = False,
+                 interval_ms: int = 900) -> None:
+        import ipywidgets as widgets
+
+        from .homemap import HomeMap
+
+        if home is None:
+            from ..worlds import load_world
+
+            home = load_world(episode.world)
+        self.episode = episode
+        self.frames = replay_frames(episode)
+        self.map = HomeMap(home, god_view=god_view)
+        last = len(self.frames) - 1
+        self.play = widgets.Play(value=0, min=0, max=last, interval=interval_ms, description="play")
+        self.slider = widgets.IntSlider(value=0, min=0, max=last, description="step", continuous_update=True)
+        widgets.jslink((self.play, "value"), (self.slider, "value"))  # the browser moves the slider
+        self.caption = widgets.HTML()
+        self.slider.observe(lambda change: self.show(change["new"]), names="value")
+        self.widget = widgets.VBox([widgets.HBox([self.play, self.slider]), self.caption, self.map.widget])
+        self.show(0)
+
+    def show(self, index: int) -> Frame:
+        """Draw frame ``index`` (also what moving the slider does); return it."""
+        frame = self.frames[index]
+        self.map.refresh(state=frame.state, seen=frame.seen, path=frame.path)
+        thought = f"<div><i>thinks:</i> {html.escape(frame.thought)}</div>" if frame.thought else ""
+        notes = "".join(f"<div><i>error:</i> {html.escape(n)}</div>" for n in frame.notes)
+        mark = "" if frame.ok else " (failed)"
+        self.caption.value = (f"<div><b>step {frame.step} of {len(self.frames) - 1}</b>{mark}</div>{notes}{thought}"
+                              f"<div><code>{html.escape(frame.caption)}</code></div>")
+        return frame
+
+    def figure(self, steps: list[int] | None = None, *, god_view: bool | None = None) -> Figure:
+        """A static strip of frames (default: start, middle, end), for notebooks and reports."""
+        last = len(self.frames) - 1
+        steps = steps if steps is not None else sorted({0, last // 2, last})
+        god = self.map.god_view.value if god_view is None else god_view
+        return draw_frames(self.map.home, [self.frames[i] for i in steps], god_view=god)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        # The live widget, plus the start/middle/end strip for static viewers (GitHub).
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        buffer = io.BytesIO()
+        self.figure().savefig(buffer, format="png")
+        bundle["image/png"] = base64.b64encode(buffer.getvalue()).decode("ascii")
+        bundle["text/plain"] = f"<SearchReplay: {self.episode.instruction!r}, {len(self.frames) - 1} steps>"
+        return bundle
