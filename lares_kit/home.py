@@ -244,6 +244,8 @@ class Home:
             room = {"id": room_id, "name": attrs["name"]}
             if attrs.get("aliases"):
                 room["aliases"] = list(attrs["aliases"])
+            if "floor" in attrs:  # buildings: "downstairs" needs the floor to mean anything
+                room["floor"] = attrs["floor"]
             room["exits"] = list(self.graph.neighbors(room_id))
             room["devices"] = []
             for d in self.devices_in(room_id):
