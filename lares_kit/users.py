@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TextIO
 
 __all__ = ["User", "NoAnswer", "ScriptedUser", "TerminalUser", "NoUser"]
 
@@ -61,14 +61,29 @@ class ScriptedUser:
         raise NoAnswer(f"no scripted answer for: {question}")
 
 
+@dataclass
 class TerminalUser:
-    """Asks the person at the terminal; an empty line or end of input is no answer."""
+    """Asks the person at the terminal; an empty line or end of input is no answer.
+
+    ``stream`` is where the question is written (default: standard output,
+    through ``input``); ``lares run --json`` writes it to standard error so
+    the JSON on standard output stays clean.
+    """
+
+    stream: TextIO | None = None
 
     def ask(self, question: str) -> str:
+        prompt = f"\n[the agent asks] {question}\n> "
         try:
-            answer = input(f"\n[the agent asks] {question}\n> ").strip()
+            if self.stream is None:
+                answer = input(prompt)
+            else:
+                self.stream.write(prompt)
+                self.stream.flush()
+                answer = input()
         except EOFError:
             answer = ""
+        answer = answer.strip()
         if not answer:
             raise NoAnswer("the person at the terminal gave no answer")
         return answer
