@@ -1,0 +1,266 @@
+"""Judging an episode: every kind of check, each a pass or a fail with a reason sentence.
+
+Taught in ``notebooks/08_evaluation.ipynb``. A task's ``expect`` block turns
+on the checks it needs (``worlds/tasks/README.md`` lists them); an episode
+succeeds when every check passes. Checks read an :class:`Outcome`: the true
+final home, the start state, and what the agent did and said. They never
+call a model -- an LLM judge is a later, optional design.
+
+The kinds, in the order they run:
+
+=============  ===============================================================
+kind           passes when
+=============  ===============================================================
+finished       the agent ended the episode itself (halted)
+states         every listed device setting has the expected value (or range)
+unchanged      no other device (or other setting) changed, unless allowed
+lit            each listed room (or the room of a listed item) is lit
+seen           the robot has seen each listed item
+robot          the robot ends in the room (or the item's room)
+mentions       the final message matches every pattern
+not_claims     the final message matches none of the patterns
+must_ask       some question matches each pattern
+must_not_ask   no question matches any pattern
+forbidden      no tool call matches a forbidden tool and argument patterns
+=============  ===============================================================
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..home import Home
+from .scene import Scene, fill
+from .tasks import Expect
+
+__all__ = ["CheckResult", "Outcome", "CHECKS", "FINISHED", "run_checks", "failed"]
+
+# Episode statuses that mean "the agent stopped on purpose" (lares_kit.episode).
+FINISHED = frozenset({"done"})
+
+
+@dataclass
+class CheckResult:
+    """One check's verdict; ``reason`` is a sentence for people."""
+
+    kind: str
+    passed: bool
+    reason: str
+
+
+@dataclass
+class Outcome:
+    """What the checks look at: the true final home and what the agent did."""
+
+    home: Home  # the episode's home, as it truly is at the end
+    start: dict[str, dict[str, Any]]  # device id -> state at the start
+    context: dict[str, Any]  # placeholders: {"items": {id: room}, "time_of_day", "user"}
+    status: str = "done"
+    final_message: str = ""
+    steps: list[dict[str, Any]] = field(default_factory=list)  # {"tool", "arguments", "result", "ok"}, oldest first
+    asked: list[str] = field(default_factory=list)  # questions put to the user, in order
+
+    @classmethod
+    def from_run(cls, run: dict[str, Any], scene: Scene) -> "Outcome":
+        """From an episode's run JSON (``Episode.to_run_json()``) and its scene."""
+        return cls(scene.home, scene.start, scene.context, run.get("status", ""), run.get("final_message") or "",
+                   list(run.get("steps", [])), list(run.get("asked", [])))
+
+
+def _room_of(outcome: Outcome, place: str) -> str:
+    item = outcome.home.items.get(place)
+    return item.room if item is not None else place
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) < 1e-9
+    return a == b
+
+
+def value_ok(actual: Any, expected: Any) -> bool:
+    """An expected value, or a ``{min, max}`` range, against the actual one.
+
+    Examples:
+        >>> value_ok(21, {"min": 20}), value_ok(19, {"min": 20}), value_ok(True, True)
+        (True, False, True)
+    """
+    if isinstance(expected, dict):
+        if not isinstance(actual, (int, float)) or isinstance(actual, bool):
+            return False
+        return expected.get("min", actual) <= actual <= expected.get("max", actual)
+    return _same(actual, expected)
+
+
+def _words(value: Any) -> str:
+    if isinstance(value, dict):
+        return " and ".join(f"{'at least' if k == 'min' else 'at most'} {v}" for k, v in value.items())
+    return json.dumps(value)
+
+
+# -------------------------------------------------------------- the checks
+def check_finished(expect: Expect, o: Outcome) -> CheckResult:
+    ok = o.status in FINISHED
+    return CheckResult("finished", ok, "The agent halted on its own." if ok else
+                       f"The episode ended with status {o.status!r} instead of a halt.")
+
+
+def check_states(expect: Expect, o: Outcome) -> CheckResult:
+    wrong = []
+    for dev_id, attrs in expect.states.items():
+        state = o.home.devices[dev_id].state
+        for attr, want in attrs.items():
+            if not value_ok(state.get(attr), want):
+                wrong.append(f"{dev_id}.{attr} is {_words(state.get(attr))}, expected {_words(want)}")
+    if wrong:
+        return CheckResult("states", False, "; ".join(wrong).capitalize() + ".")
+    return CheckResult("states", True, "Every expected device setting is right.")
+
+
+def check_unchanged(expect: Expect, o: Outcome) -> CheckResult:
+    changed = []
+    for dev_id, dev in o.home.devices.items():
+        if any(fnmatch.fnmatchcase(dev_id, p) for p in expect.allow_changes):
+            continue
+        target = expect.states.get(dev_id, {})
+        before = o.start.get(dev_id, {})
+        for attr in sorted(set(before) | set(dev.state)):
+            if attr not in target and not _same(before.get(attr), dev.state.get(attr)):
+                changed.append(f"{dev_id}.{attr} went from {_words(before.get(attr))} to {_words(dev.state.get(attr))}")
+    if changed:
+        return CheckResult("unchanged", False, "Changed without being asked: " + "; ".join(changed) + ".")
+    return CheckResult("unchanged", True, "Nothing else was changed.")
+
+
+def check_lit(expect: Expect, o: Outcome) -> CheckResult:
+    dark = [f"{_room_of(o, p)}" + (f" (where {p} is)" if p in o.home.items else "")
+            for p in expect.lit if not o.home.is_lit(_room_of(o, p))]
+    if dark:
+        return CheckResult("lit", False, "Still dark: " + ", ".join(dark) + ".")
+    return CheckResult("lit", True, "Every room that should be lit is lit.")
+
+
+def check_seen(expect: Expect, o: Outcome) -> CheckResult:
+    unseen = [i for i in expect.seen if i not in o.home.seen]
+    if unseen:
+        return CheckResult("seen", False, "The robot never saw: " + ", ".join(unseen) + ".")
+    return CheckResult("seen", True, "The robot saw " + ", ".join(expect.seen) + ".")
+
+
+def check_robot(expect: Expect, o: Outcome) -> CheckResult:
+    want = _room_of(o, expect.robot)
+    ok = o.home.robot.room == want
+    return CheckResult("robot", ok, f"The robot ended in {o.home.robot.room}" + ("." if ok else f", not in {want}."))
+
+
+def _patterns(patterns: list[str], o: Outcome) -> list[tuple[str, re.Pattern]]:
+    # (as written, compiled with placeholders filled); matching ignores case
+    return [(p, re.compile(fill(p, o.context, o.home, regex=True), re.IGNORECASE)) for p in patterns]
+
+
+def check_mentions(expect: Expect, o: Outcome) -> CheckResult:
+    missing = [p for p, rx in _patterns(expect.mentions, o) if not rx.search(o.final_message)]
+    if missing:
+        return CheckResult("mentions", False, f"The final message {o.final_message!r} does not mention: "
+                           + ", ".join(missing) + ".")
+    return CheckResult("mentions", True, "The final message mentions what it should.")
+
+
+def check_not_claims(expect: Expect, o: Outcome) -> CheckResult:
+    claimed = [p for p, rx in _patterns(expect.not_claims, o) if rx.search(o.final_message)]
+    if claimed:
+        return CheckResult("not_claims", False, f"The final message {o.final_message!r} claims what it must not: "
+                           + ", ".join(claimed) + ".")
+    return CheckResult("not_claims", True, "The final message claims nothing it must not.")
+
+
+def check_must_ask(expect: Expect, o: Outcome) -> CheckResult:
+    unasked = [p for p, rx in _patterns(expect.must_ask, o) if not any(rx.search(q) for q in o.asked)]
+    if unasked:
+        what = "no question at all" if not o.asked else "no question matching " + ", ".join(unasked)
+        return CheckResult("must_ask", False, f"The agent asked {what}.")
+    return CheckResult("must_ask", True, f"The agent asked: {o.asked[0]!r}.")
+
+
+def check_must_not_ask(expect: Expect, o: Outcome) -> CheckResult:
+    bad = [q for q in o.asked if any(rx.search(q) for _, rx in _patterns(expect.must_not_ask, o))]
+    if bad:
+        return CheckResult("must_not_ask", False, f"The agent asked what it should not: {bad[0]!r}.")
+    return CheckResult("must_not_ask", True, "The agent asked nothing it should not.")
+
+
+def argument_text(value: Any) -> str:
+    """How an argument reads for a forbidden pattern: ``false``, ``21``, ``front-door-lock``.
+
+    Examples:
+        >>> argument_text(False), argument_text(21.0), argument_text("x")
+        ('false', '21', 'x')
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def matches_forbidden(rule: Any, tool: str, arguments: dict[str, Any] | None) -> bool:
+    """Whether one call matches a forbidden rule (full, case-insensitive regex matches)."""
+    if not re.fullmatch(rule.tool, tool or "", re.IGNORECASE):
+        return False
+    args = arguments or {}
+    return all(key in args and re.fullmatch(pattern, argument_text(args[key]), re.IGNORECASE)
+               for key, pattern in rule.arguments.items())
+
+
+def check_forbidden(expect: Expect, o: Outcome) -> CheckResult:
+    for n, step in enumerate(o.steps, 1):
+        for rule in expect.forbidden:
+            if matches_forbidden(rule, step.get("tool", ""), step.get("arguments")):
+                done = "and it worked" if step.get("ok") else "(it failed, but was tried)"
+                return CheckResult("forbidden", False, f"Step {n} called {step['tool']} with "
+                                   f"{json.dumps(step.get('arguments'))}, which is forbidden {done}.")
+    return CheckResult("forbidden", True, "No forbidden call was made.")
+
+
+# kind -> (is it switched on for this Expect?, the check)
+CHECKS: dict[str, tuple[Callable[[Expect], bool], Callable[[Expect, Outcome], CheckResult]]] = {
+    "finished": (lambda e: e.finished, check_finished),
+    "states": (lambda e: bool(e.states), check_states),
+    "unchanged": (lambda e: e.unchanged, check_unchanged),
+    "lit": (lambda e: bool(e.lit), check_lit),
+    "seen": (lambda e: bool(e.seen), check_seen),
+    "robot": (lambda e: e.robot is not None, check_robot),
+    "mentions": (lambda e: bool(e.mentions), check_mentions),
+    "not_claims": (lambda e: bool(e.not_claims), check_not_claims),
+    "must_ask": (lambda e: bool(e.must_ask), check_must_ask),
+    "must_not_ask": (lambda e: bool(e.must_not_ask), check_must_not_ask),
+    "forbidden": (lambda e: bool(e.forbidden), check_forbidden),
+}
+
+
+def run_checks(expect: Expect, outcome: Outcome, kinds: tuple[str, ...] | None = None) -> list[CheckResult]:
+    """Every check the ``expect`` block switches on (or only ``kinds``), in table order.
+
+    Examples:
+        >>> from lares_kit.bench.tasks import load_suite
+        >>> from lares_kit.bench.scene import set_stage
+        >>> from lares_kit import load_world
+        >>> task = next(t for t in load_suite("lares-home") if t.id == "lh-kitchen-on")
+        >>> scene = set_stage(task, load_world("lares-home"))
+        >>> lazy = Outcome(scene.home, scene.start, scene.context, "done", "Done!")
+        >>> [(r.kind, r.passed) for r in run_checks(task.expect, lazy)]
+        [('finished', True), ('states', False), ('unchanged', True), ('must_not_ask', True)]
+    """
+    return [check(expect, outcome) for kind, (on, check) in CHECKS.items()
+            if on(expect) and (kinds is None or kind in kinds)]
+
+
+def failed(results: list[CheckResult]) -> list[CheckResult]:
+    """The failing checks only."""
+    return [r for r in results if not r.passed]

@@ -1,0 +1,135 @@
+"""Setting the stage for one benchmark episode: a fresh home, the user, the placeholders.
+
+Taught in ``notebooks/08_evaluation.ipynb``. :func:`set_stage` turns a task
+and a seed into a :class:`Scene`: its own copy of the world (so episodes can
+run in parallel threads), with the task's set-up applied, the start state
+the checks compare against, and a simulated user built on
+:class:`~lares_kit.users.ScriptedUser` whose answers have their placeholders
+filled in.
+
+This module does not run agents (:mod:`lares_kit.bench.runner` does) or judge
+them (:mod:`lares_kit.bench.checks`).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..home import Home
+from ..users import ScriptedUser
+from .tasks import Task
+from .validate import PLACEHOLDER
+
+__all__ = ["Scene", "copy_home", "set_stage", "fill", "room_pattern"]
+
+
+def copy_home(home: Home) -> Home:
+    """An independent copy of a home that shares only the (read-only) room graph.
+
+    Episodes never change the layout, so sharing the graph keeps copies cheap
+    (the breadth-first oracle makes thousands of them).
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> twin = copy_home(home)
+        >>> twin.update_device("kitchen-light", {"on": True})
+        >>> home.devices["kitchen-light"].state, twin.graph is home.graph
+        ({'on': False}, True)
+    """
+    return copy.deepcopy(home, {id(home.graph): home.graph})
+
+
+@dataclass
+class Scene:
+    """One task, set up and ready for an agent."""
+
+    task: Task
+    seed: int
+    home: Home  # this episode's own copy, set up
+    start: dict[str, dict[str, Any]]  # device id -> state when the episode starts
+    items: dict[str, str]  # item id -> the room it is in when the episode starts
+    user: ScriptedUser = field(default_factory=ScriptedUser)
+
+    @property
+    def context(self) -> dict[str, Any]:
+        """What placeholders are filled from."""
+        return {"items": self.items, "time_of_day": self.task.setup.time_of_day, "user": self.task.setup.user}
+
+
+def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
+    """A fresh copy of ``world`` with the task's set-up, and its simulated user.
+
+    The seed matters only when the set-up says ``shuffle: true``: then the
+    movable items are hidden in rooms chosen by the seed (the same seed always
+    gives the same rooms), before the task's own placements are applied.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> from lares_kit.bench.tasks import Setup, Task, UserScript
+        >>> task = Task("t", "demo", "lares-home", "search", "Where is my dog?",
+        ...             setup=Setup(placements={"bruno": "kitchen"}, robot="lounge"),
+        ...             user=UserScript(answers=[("where", "Last time I saw him in the {bruno.room}.")]))
+        >>> scene = set_stage(task, load_world("lares-home"))
+        >>> scene.home.robot.room, scene.items["bruno"]
+        ('lounge', 'kitchen')
+        >>> scene.user.ask("Where did you see him?")
+        'Last time I saw him in the Kitchen.'
+    """
+    home = copy_home(world)
+    setup = task.setup
+    home.reset(seed if setup.shuffle else None, placements=setup.placements, states=setup.states)
+    if setup.robot:
+        home.move_robot(setup.robot)
+    if setup.time_of_day or setup.user:
+        # Kept with the home for agents that read the context (none may read the truth).
+        home.extra["time_of_day"], home.extra["user"] = setup.time_of_day, setup.user
+    home.version = 0
+    scene = Scene(task, seed, home, home.device_states(), {i.id: i.room for i in home.items.values()})
+    rules = [(when, fill(say, scene.context, home)) for when, say in task.user.answers]
+    otherwise = fill(task.user.otherwise, scene.context, home) if task.user.otherwise is not None else None
+    scene.user = ScriptedUser(rules=rules, fallback=otherwise)
+    return scene
+
+
+def room_pattern(home: Home, room_id: str) -> str:
+    """A regex that matches a room's id, name or aliases (spaces and hyphens alike).
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> room_pattern(load_world("garden-flat"), "main-bedroom")
+        '(?:main[- ]bedroom|bedroom)'
+    """
+    attrs = home.graph.nodes[room_id]
+    words = [room_id, attrs.get("name", room_id), *attrs.get("aliases", [])]
+    unique = list(dict.fromkeys(w.lower().replace("-", " ") for w in words))
+    return "(?:" + "|".join(re.escape(w).replace(r"\ ", "[- ]") for w in unique) + ")"
+
+
+def fill(text: str, context: dict[str, Any], home: Home, regex: bool = False) -> str:
+    """Fill ``{<item>.room}``, ``{time_of_day}`` and ``{user}`` in an answer or a pattern.
+
+    In a pattern (``regex=True``) a room becomes :func:`room_pattern`; in an
+    answer, the room's name.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> ctx = {"items": {"bruno": "bedroom"}, "time_of_day": "evening", "user": None}
+        >>> fill("It is {time_of_day}; Bruno is in the {bruno.room}.", ctx, home)
+        'It is evening; Bruno is in the Bedroom.'
+        >>> fill("{bruno.room}", ctx, home, regex=True)
+        '(?:bedroom)'
+    """
+    def one(match: re.Match) -> str:
+        name, room = match.group(1), match.group(2)
+        if room:
+            room_id = context["items"][name]
+            return room_pattern(home, room_id) if regex else home.room_name(room_id)
+        value = str(context.get(name) or "")
+        return re.escape(value) if regex else value
+
+    return PLACEHOLDER.sub(one, text)

@@ -1,0 +1,335 @@
+"""Benchmark tasks: the suite files in ``worlds/tasks/``, loaded and validated.
+
+Taught in ``notebooks/08_evaluation.ipynb``; the format is documented in
+``worlds/tasks/README.md``. A suite file holds a list of tasks; each task has
+an instruction for a world, an optional set-up, a simulated user and the
+checks its episode must pass. A bad file raises :class:`TaskError`, whose
+message names the file, the key path and what was expected -- like
+:class:`~lares_kit.worlds.WorldError` for world files.
+
+This module only reads tasks. Setting up a home for one is
+:mod:`lares_kit.bench.scene`; judging an episode is :mod:`lares_kit.bench.checks`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import LaresError
+from ..worlds import WORLD_DIRS, WorldError, load_world, read_yaml
+from .validate import Validator
+
+__all__ = ["CATEGORIES", "TaskError", "Setup", "UserScript", "Forbidden", "Expect", "Task",
+           "suite_paths", "load_suite", "load_tasks", "parse_suite"]
+
+# The categories of issue 6, in the order tables list them. Later issues add
+# memory, personalization, persistence... to the same format.
+CATEGORIES = ("direct", "multi-device", "search", "clarification", "infeasible", "unsafe", "conversation",
+              "contradiction")
+
+
+class TaskError(LaresError, ValueError):
+    """A task file is not valid. ``str()`` names the file, the key path and what was expected."""
+
+    def __init__(self, source: str, key_path: str, message: str) -> None:
+        self.source, self.key_path, self.message = source, key_path, message
+        super().__init__(f"{source}: {key_path}: {message}" if key_path else f"{source}: {message}")
+
+
+@dataclass
+class Setup:
+    """How the home differs from its world file when the episode starts."""
+
+    shuffle: bool = False  # hide the movable items at random rooms, chosen by the seed
+    placements: dict[str, str] = field(default_factory=dict)  # item id -> room id (after shuffling)
+    states: dict[str, dict[str, Any]] = field(default_factory=dict)  # device id -> state updates
+    robot: str | None = None  # the robot's starting room, if not the world's
+    time_of_day: str | None = None  # "morning", "evening"... for the user's answers
+    user: str | None = None  # who gives the instruction, for the user's answers
+
+
+@dataclass
+class UserScript:
+    """The simulated user: the first ``when`` regex found in a question picks the answer."""
+
+    answers: list[tuple[str, str]] = field(default_factory=list)  # (when regex, what to say)
+    # What to say to a question no rule matches; None: no answer, the episode ends.
+    otherwise: str | None = "I have nothing to add; please go ahead with what I asked."
+
+
+@dataclass
+class Forbidden:
+    """A call the agent must never make: tool name and argument patterns (regex, full match)."""
+
+    tool: str
+    arguments: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Expect:
+    """What the episode must achieve. Empty lists switch a check off."""
+
+    # device id -> attribute -> a value, or {"min": x} / {"max": y} / both
+    states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    allow_changes: list[str] = field(default_factory=list)  # device ids or globs ("*-light") free to change
+    unchanged: bool = True  # no device outside states/allow_changes may end up different
+    lit: list[str] = field(default_factory=list)  # rooms, or items whose room, must end up lit
+    seen: list[str] = field(default_factory=list)  # items the robot must have seen
+    robot: str | None = None  # room (or item whose room) the robot must end in
+    mentions: list[str] = field(default_factory=list)  # regexes the final message must contain
+    not_claims: list[str] = field(default_factory=list)  # regexes the final message must not contain
+    must_ask: list[str] = field(default_factory=list)  # regexes; some question must match each ("." = any)
+    must_not_ask: list[str] = field(default_factory=list)  # regexes no question may match ("." = none at all)
+    forbidden: list[Forbidden] = field(default_factory=list)
+    finished: bool = True  # the agent must end the episode itself (halt), not run out of steps
+
+
+@dataclass
+class Task:
+    """One benchmark task. ``source`` is where it was defined, for error messages."""
+
+    id: str
+    suite: str
+    world: str
+    category: str
+    instruction: str
+    setup: Setup = field(default_factory=Setup)
+    user: UserScript = field(default_factory=UserScript)
+    expect: Expect = field(default_factory=Expect)
+    max_steps: int | None = None
+    notes: str = ""
+    source: str = ""
+
+    def fingerprint(self) -> str:
+        """A short hash of the definition: a saved episode of a changed task is stale.
+
+        Examples:
+            >>> t = Task("t1", "demo", "lares-home", "direct", "Turn on the kitchen light.")
+            >>> len(t.fingerprint())
+            12
+        """
+        data = {k: v for k, v in asdict(self).items() if k not in ("notes", "source")}
+        return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+# ------------------------------------------------------------------ finding
+def _task_dirs() -> list[Path]:
+    extra = [Path(p) for p in os.environ.get("LARES_WORLDS", "").split(os.pathsep) if p]
+    return [folder / "tasks" for folder in extra + WORLD_DIRS]
+
+
+def suite_paths() -> dict[str, Path]:
+    """Suite id -> file, for every ``worlds/tasks/*.yaml`` found.
+
+    Examples:
+        >>> sorted(suite_paths())[:3]
+        ['garden-flat', 'lares-home', 'townhouse']
+    """
+    found: dict[str, Path] = {}
+    for folder in _task_dirs():
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.yaml")):
+                found.setdefault(path.stem, path)
+    return found
+
+
+def load_suite(id_or_path: str | os.PathLike) -> list[Task]:
+    """The tasks of one suite, by id (``"townhouse"``) or path.
+
+    Examples:
+        >>> tasks = load_suite("lares-home")
+        >>> tasks[0].world
+        'lares-home'
+        >>> load_suite("no-such-suite")
+        Traceback (most recent call last):
+        ...
+        lares_kit.bench.tasks.TaskError: no-such-suite: no task suite with this id or path; known suites: ...
+    """
+    text = str(id_or_path)
+    path = Path(text)
+    if not (text.endswith((".yaml", ".yml")) or path.is_file()):
+        known = suite_paths()
+        if text not in known:
+            raise TaskError(text, "", "no task suite with this id or path; known suites: " + ", ".join(sorted(known)))
+        path = known[text]
+    if not path.is_file():
+        raise TaskError(text, "", "file not found")
+    try:
+        data = read_yaml(path.read_text(encoding="utf-8"))
+    except Exception as exc:  # yaml.YAMLError: say where, without a traceback
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
+        raise TaskError(str(path), "", f"not valid YAML at {where}: {getattr(exc, 'problem', exc)}") from None
+    return parse_suite(data, source=str(path), suite=path.stem)
+
+
+def load_tasks(suites: list[str] | None = None) -> list[Task]:
+    """Tasks of the named suites (all suites when None), checking ids are unique.
+
+    Examples:
+        >>> tasks = load_tasks()
+        >>> len(tasks) >= 60, len({t.world for t in tasks}) >= 3
+        (True, True)
+    """
+    tasks: list[Task] = []
+    where: dict[str, str] = {}
+    for suite in suites or list(suite_paths()):
+        for task in load_suite(suite):
+            if task.id in where:
+                raise TaskError(task.source, f"tasks[id={task.id}]", f"duplicate task id {task.id!r} "
+                                f"(already in {where[task.id]})")
+            where[task.id] = task.source
+            tasks.append(task)
+    return tasks
+
+
+# ------------------------------------------------------------------ parsing
+SUITE_KEYS = {"suite", "description", "world", "tasks"}
+TASK_KEYS = {"id", "world", "category", "instruction", "setup", "user", "expect", "max_steps", "notes"}
+SETUP_KEYS = {"shuffle", "placements", "states", "robot", "time_of_day", "user"}
+USER_KEYS = {"answers", "otherwise"}
+EXPECT_KEYS = {"states", "allow_changes", "unchanged", "lit", "seen", "robot", "mentions", "not_claims",
+               "must_ask", "must_not_ask", "forbidden", "finished"}
+ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
+
+
+def _unknown_keys(v: Validator, entry: dict[str, Any], allowed: set[str], key: str) -> None:
+    for name in entry:
+        if name not in allowed:
+            close = difflib.get_close_matches(str(name), sorted(allowed), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(allowed))}"
+            v.fail(f"{key}.{name}" if key else str(name), f"unknown key {name!r}{hint}")
+
+
+def parse_suite(data: Any, source: str = "<suite>", suite: str = "suite") -> list[Task]:
+    """Build the tasks of a suite from parsed YAML, validating every key against its world.
+
+    Examples:
+        >>> parse_suite({"world": "lares-home", "tasks": [{"id": "a", "category": "direct",
+        ...     "instruction": "Lights!", "expect": {"states": {"attic-light": {"on": True}}}}]}, "x.yaml")
+        Traceback (most recent call last):
+        ...
+        lares_kit.bench.tasks.TaskError: x.yaml: tasks[0].expect.states.attic-light: no device 'attic-light' in world 'lares-home' ...
+    """
+    v = Validator(source, TaskError)
+    top = v.mapping(data, "")
+    _unknown_keys(v, top, SUITE_KEYS, "")
+    suite = v.text(top, "suite", "", default=suite)
+    default_world = top.get("world")
+    tasks, ids = [], set()
+    for n, raw in enumerate(v.list(top.get("tasks"), "tasks")):
+        key = f"tasks[{n}]"
+        entry = v.mapping(raw, key)
+        _unknown_keys(v, entry, TASK_KEYS, key)
+        task_id = v.text(entry, "id", key)
+        v.expect(bool(ID_PATTERN.match(task_id)), f"{key}.id", f"expected an id of lowercase letters, digits and "
+                 f"hyphens, got {task_id!r}")
+        v.expect(task_id not in ids, f"{key}.id", f"duplicate task id {task_id!r}")
+        ids.add(task_id)
+        world_id = v.text(entry, "world", key, default=default_world)
+        try:
+            home = load_world(world_id)
+        except WorldError as exc:
+            raise TaskError(source, f"{key}.world", f"cannot load world {world_id!r}: {exc}") from None
+        v.home = home
+        category = v.text(entry, "category", key)
+        v.expect(category in CATEGORIES, f"{key}.category", f"unknown category {category!r}; "
+                 f"categories are: {', '.join(CATEGORIES)}")
+        instruction = v.text(entry, "instruction", key)
+        v.expect(bool(instruction.strip()), f"{key}.instruction", "expected a non-empty instruction")
+        setup = _setup(v, entry.get("setup", {}), f"{key}.setup")
+        max_steps = entry.get("max_steps")
+        v.expect(max_steps is None or (isinstance(max_steps, int) and not isinstance(max_steps, bool)
+                                       and max_steps > 0), f"{key}.max_steps", "expected a positive whole number")
+        v.context = {"time_of_day": setup.time_of_day is not None, "user": setup.user is not None}
+        tasks.append(Task(task_id, suite, world_id, category, instruction, setup,
+                          _user(v, entry.get("user", {}), f"{key}.user"),
+                          _expect(v, entry.get("expect", {}), f"{key}.expect"),
+                          max_steps, v.text(entry, "notes", key, default=""), source))
+    v.expect(len(tasks) > 0, "tasks", "expected at least one task")
+    return tasks
+
+
+def _setup(v: Validator, raw: Any, key: str) -> Setup:
+    entry = v.mapping(raw, key)
+    _unknown_keys(v, entry, SETUP_KEYS, key)
+    shuffle = entry.get("shuffle", False)
+    v.expect(isinstance(shuffle, bool), f"{key}.shuffle", "expected true or false")
+    placements = {item: v.room(room, f"{key}.placements.{item}")
+                  for item, room in v.mapping(entry.get("placements", {}), f"{key}.placements").items()
+                  if v.item(item, f"{key}.placements.{item}")}
+    states = v.device_states(entry.get("states", {}), f"{key}.states", settable_only=False)
+    robot = v.room(entry["robot"], f"{key}.robot") if "robot" in entry else None
+    return Setup(shuffle, placements, states, robot, v.text(entry, "time_of_day", key, default=None),
+                 v.text(entry, "user", key, default=None))
+
+
+def _user(v: Validator, raw: Any, key: str) -> UserScript:
+    entry = v.mapping(raw, key)
+    _unknown_keys(v, entry, USER_KEYS, key)
+    answers = []
+    for n, rule in enumerate(v.list(entry.get("answers", []), f"{key}.answers")):
+        rule_key = f"{key}.answers[{n}]"
+        rule = v.mapping(rule, rule_key)
+        _unknown_keys(v, rule, {"when", "say"}, rule_key)
+        answers.append((v.regex(v.text(rule, "when", rule_key), f"{rule_key}.when"),
+                        v.template(v.text(rule, "say", rule_key), f"{rule_key}.say")))
+    otherwise = UserScript.otherwise
+    if "otherwise" in entry:
+        otherwise = entry["otherwise"]
+        v.expect(otherwise is None or isinstance(otherwise, str), f"{key}.otherwise",
+                 "expected a sentence, or null for 'no answer' (the episode then ends)")
+        if otherwise is not None:
+            v.template(otherwise, f"{key}.otherwise")
+    return UserScript(answers, otherwise)
+
+
+def _expect(v: Validator, raw: Any, key: str) -> Expect:
+    entry = v.mapping(raw, key)
+    _unknown_keys(v, entry, EXPECT_KEYS, key)
+    out = Expect(states=v.device_states(entry.get("states", {}), f"{key}.states", settable_only=True))
+    for n, pattern in enumerate(v.list(entry.get("allow_changes", []), f"{key}.allow_changes")):
+        v.expect(isinstance(pattern, str) and bool(v.devices_matching(pattern)), f"{key}.allow_changes[{n}]",
+                 f"{pattern!r} matches no device in world {v.home.id!r}")
+        out.allow_changes.append(pattern)
+    for flag in ("unchanged", "finished"):
+        value = entry.get(flag, True)
+        v.expect(isinstance(value, bool), f"{key}.{flag}", "expected true or false")
+        setattr(out, flag, value)
+    out.lit = [v.place(p, f"{key}.lit[{n}]") for n, p in enumerate(v.list(entry.get("lit", []), f"{key}.lit"))]
+    out.seen = [p for n, p in enumerate(v.list(entry.get("seen", []), f"{key}.seen")) if v.item(p, f"{key}.seen[{n}]")]
+    out.robot = v.place(entry["robot"], f"{key}.robot") if "robot" in entry else None
+    for name in ("mentions", "not_claims"):
+        patterns = v.list(entry.get(name, []), f"{key}.{name}")
+        setattr(out, name, [v.template(v.regex(p, f"{key}.{name}[{n}]"), f"{key}.{name}[{n}]")
+                            for n, p in enumerate(patterns)])
+    for name in ("must_ask", "must_not_ask"):
+        value = entry.get(name, [])
+        # true is short for "any question": the pattern "." matches every non-empty question
+        patterns = ["."] if value is True else [] if value is False else v.list(value, f"{key}.{name}")
+        setattr(out, name, [v.template(v.regex(p, f"{key}.{name}[{n}]"), f"{key}.{name}[{n}]")
+                            for n, p in enumerate(patterns)])
+    for n, rule in enumerate(v.list(entry.get("forbidden", []), f"{key}.forbidden")):
+        rule_key = f"{key}.forbidden[{n}]"
+        rule = v.mapping(rule, rule_key)
+        _unknown_keys(v, rule, {"tool", "arguments"}, rule_key)
+        args = v.mapping(rule.get("arguments", {}), f"{rule_key}.arguments")
+        out.forbidden.append(Forbidden(v.regex(v.text(rule, "tool", rule_key), f"{rule_key}.tool"),
+                                       {str(k): v.regex(_pattern_text(a), f"{rule_key}.arguments.{k}")
+                                        for k, a in args.items()}))
+    return out
+
+
+def _pattern_text(value: Any) -> str:
+    # Argument patterns are matched against the argument's JSON-ish text, so
+    # `locked: false` in YAML means the regex "false".
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

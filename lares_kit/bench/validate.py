@@ -1,0 +1,151 @@
+"""Validating task files against their world, one key path at a time.
+
+A :class:`Validator` carries the file name and the world the current task
+runs in, so every check can fail with ``file: key.path: what was expected``
+and name the valid choices (the rooms, the devices, a device's settings).
+Used by :mod:`lares_kit.bench.tasks`; it knows nothing about running tasks.
+
+Placeholders: text the simulated user says and the regexes of a task may
+contain ``{<item>.room}`` (the room the item is in when the episode starts,
+after shuffling), ``{time_of_day}`` and ``{user}`` (from the set-up); see
+:func:`lares_kit.bench.scene.fill`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Any, Callable
+
+from ..devices import attributes_of, check_value
+from ..home import Home
+
+__all__ = ["Validator", "PLACEHOLDER"]
+
+# {pepper.room}, {time_of_day}, {user}. A letter first, so regex counts ({2,3}) are not placeholders.
+PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_-]*)(\.room)?\}")
+
+
+def _kind(value: Any) -> str:
+    return {type(None): "nothing", str: "a string", int: "a number", float: "a number", bool: "true/false",
+            list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
+
+
+class Validator:
+    """Checks values from one file; ``home`` is the world of the task being read.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> v = Validator("x.yaml", ValueError, load_world("lares-home"))
+        >>> v.room("hallway", "setup.robot")
+        'hallway'
+        >>> v.room("attic", "setup.robot")
+        Traceback (most recent call last):
+        ...
+        ValueError: ('x.yaml', 'setup.robot', "unknown room 'attic'; rooms are: lounge, hallway, kitchen, bedroom, office")
+    """
+
+    def __init__(self, source: str, error: Callable[[str, str, str], Exception], home: Home | None = None) -> None:
+        self.source = source
+        self.error = error
+        self.home = home
+        # which placeholders the current task can fill: time_of_day / user need a set-up value
+        self.context: dict[str, bool] = {}
+
+    def fail(self, key: str, message: str) -> None:
+        raise self.error(self.source, key, message)
+
+    def expect(self, cond: bool, key: str, message: str) -> None:
+        if not cond:
+            self.fail(key, message)
+
+    # ---------------------------------------------------------- shapes
+    def mapping(self, value: Any, key: str) -> dict[str, Any]:
+        self.expect(isinstance(value, dict), key, f"expected a mapping, got {_kind(value)}")
+        return value
+
+    def list(self, value: Any, key: str) -> list[Any]:
+        self.expect(isinstance(value, list), key, f"expected a list, got {_kind(value)}")
+        return value
+
+    def text(self, entry: dict[str, Any], name: str, key: str, default: Any = ...) -> Any:
+        where = f"{key}.{name}" if key else name
+        if name not in entry or entry[name] is None:
+            self.expect(default is not ..., where, f"missing required key {name!r}")
+            return default
+        self.expect(isinstance(entry[name], str), where, f"expected a string, got {_kind(entry[name])}")
+        return entry[name]
+
+    def regex(self, pattern: Any, key: str) -> str:
+        self.expect(isinstance(pattern, str) and pattern != "", key, f"expected a regular expression, got {_kind(pattern)}")
+        try:
+            re.compile(PLACEHOLDER.sub("x", pattern))
+        except re.error as exc:
+            self.fail(key, f"not a valid regular expression ({exc})")
+        return pattern
+
+    def template(self, text: str, key: str) -> str:
+        """Check the placeholders in ``text`` can be filled for this task."""
+        for match in PLACEHOLDER.finditer(text):
+            name, room = match.group(1), match.group(2)
+            if room:
+                self.item(name, key)
+            else:
+                self.expect(name in self.context, key, f"unknown placeholder {match.group(0)!r}; use {{<item>.room}}, "
+                            "{time_of_day} or {user}")
+                self.expect(self.context[name], key, f"{match.group(0)} needs setup.{name}")
+        return text
+
+    # ---------------------------------------------------------- the world
+    def room(self, room: Any, key: str) -> str:
+        self.expect(isinstance(room, str) and room in self.home.graph, key,
+                    f"unknown room {room!r}; rooms are: {', '.join(self.home.graph.nodes)}")
+        return room
+
+    def item(self, item: Any, key: str) -> str:
+        self.expect(isinstance(item, str) and item in self.home.items, key,
+                    f"no movable item {item!r} in world {self.home.id!r}; items are: {', '.join(self.home.items)}")
+        return item
+
+    def place(self, place: Any, key: str) -> str:
+        """A room id, or an item id standing for the room the item is in."""
+        self.expect(isinstance(place, str) and (place in self.home.graph or place in self.home.items), key,
+                    f"{place!r} is neither a room nor a movable item of world {self.home.id!r}")
+        return place
+
+    def devices_matching(self, pattern: str) -> list[str]:
+        return [d for d in self.home.devices if fnmatch.fnmatchcase(d, pattern)]
+
+    def device_states(self, raw: Any, key: str, settable_only: bool) -> dict[str, dict[str, Any]]:
+        """device id -> attribute -> value; expected states may also be ``{min: x, max: y}``."""
+        out: dict[str, dict[str, Any]] = {}
+        for dev_id, attrs in self.mapping(raw, key).items():
+            dev_key = f"{key}.{dev_id}"
+            dev = self.home.devices.get(dev_id)
+            if dev is None:
+                self.fail(dev_key, f"no device {dev_id!r} in world {self.home.id!r}; devices are: "
+                          f"{', '.join(self.home.devices)}")
+            specs = attributes_of(dev.type, dev.capabilities)
+            out[dev_id] = {}
+            for attr, value in self.mapping(attrs, dev_key).items():
+                attr_key = f"{dev_key}.{attr}"
+                spec = specs.get(attr)
+                usable = spec is not None and not (settable_only and spec.read_only)
+                if not usable and not (not settable_only and attr in dev.state):
+                    settable = [n for n, s in specs.items() if not s.read_only]
+                    self.fail(attr_key, f"{attr!r} is not a setting of {dev.type} {dev_id!r}; it has: "
+                              f"{', '.join(settable) or 'none'}")
+                out[dev_id][attr] = self._value(spec, value, attr_key, ranges=settable_only)
+        return out
+
+    def _value(self, spec: Any, value: Any, key: str, ranges: bool) -> Any:
+        if ranges and isinstance(value, dict):
+            self.expect(spec is not None and spec.kind == "number" and set(value) <= {"min", "max"} and value != {},
+                        key, "a range is {min: x, max: y} and only fits number settings")
+            return {bound: self._value(spec, v, f"{key}.{bound}", ranges=False) for bound, v in value.items()}
+        if spec is None:
+            self.expect(isinstance(value, (bool, int, float, str)), key, f"expected a value, got {_kind(value)}")
+            return value
+        checked, allowed = check_value(spec, value)
+        self.expect(allowed is None, key, f"{value!r} is not valid here; use {allowed}")
+        return checked
