@@ -147,8 +147,9 @@ class Error:
     kind: ClassVar[str] = "error"
 
     def render(self, mark: str = "  ") -> list[str]:
-        said = _wrap("said", self.reply) if self.reply else []
-        return _wrap("error", self.message, mark) + said
+        if not self.reply:
+            return _wrap("error", self.message, mark)
+        return _wrap("says", self.reply, mark) + _wrap("error", self.message)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, **asdict(self)}
