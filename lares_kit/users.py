@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
-__all__ = ["User", "NoAnswer", "ScriptedUser", "TerminalUser", "NoUser"]
+__all__ = ["User", "NoAnswer", "ScriptedUser", "TerminalUser", "NoUser", "LLMUser"]
 
 
 class NoAnswer(Exception):
@@ -94,3 +94,48 @@ class NoUser:
 
     def ask(self, question: str) -> str:
         raise NoAnswer("there is no user to ask")
+
+
+_PERSONA = ("You live in this home and your home assistant is asking you a question. What you know: {facts} "
+            "Answer in one short sentence, as the person would. If what you know does not answer the "
+            "question, reply exactly: NO ANSWER")
+
+
+@dataclass
+class LLMUser:
+    """A simulated user played by a chat model that knows ``facts`` (for benchmarks with real models).
+
+    ``client`` is an ``openai.OpenAI``-like client. A reply of ``NO ANSWER``,
+    an empty reply or a failed request is no answer. The offline model is a
+    poor actor for this part: use a real model, or :class:`ScriptedUser`.
+
+    Examples:
+        >>> from types import SimpleNamespace as NS
+        >>> class Echo:  # a stand-in client whose model always says the same
+        ...     def __init__(self, text): self.chat = NS(completions=NS(create=lambda **kw: NS(
+        ...         choices=[NS(message=NS(content=text))])))
+        >>> LLMUser(Echo("It is dark outside."), "any", facts="It is 11 pm.").ask("Is it daytime?")
+        'It is dark outside.'
+        >>> LLMUser(Echo("NO ANSWER"), "any", facts="It is 11 pm.").ask("What is your dog called?")
+        Traceback (most recent call last):
+        ...
+        lares_kit.users.NoAnswer: the simulated user had no answer to: What is your dog called?
+    """
+
+    client: Any
+    model: str
+    facts: str
+    asked: list[str] = field(default_factory=list)
+
+    def ask(self, question: str) -> str:
+        self.asked.append(question)
+        messages = [{"role": "system", "content": _PERSONA.format(facts=self.facts)},
+                    {"role": "user", "content": question}]
+        try:
+            reply = self.client.chat.completions.create(model=self.model, messages=messages)
+            answer = (reply.choices[0].message.content or "").strip() if reply.choices else ""
+        except Exception as exc:  # the user model failing must end the episode cleanly, not crash it
+            raise NoAnswer(f"the simulated user could not answer ({type(exc).__name__}: {exc})") from exc
+        if not answer or answer.upper().startswith("NO ANSWER"):
+            raise NoAnswer(f"the simulated user had no answer to: {question}")
+        return answer
