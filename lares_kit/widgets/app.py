@@ -1,0 +1,282 @@
+"""AgentApp: the Lares demo UI as one widget -- the home on the left, the agent on the right.
+
+Taught in ``notebooks/app.ipynb`` (serve it as a page with ``voila
+notebooks/app.ipynb``). Left: the :class:`~lares_kit.widgets.homemap.HomeMap`,
+showing the truth, hidden things included, as the Lares UI does. Right: an
+instruction box, example instructions, a run button, the tool calls
+remaining, the agent's question when it asks one, and the transcript,
+newest first.
+
+How asking works in a live kernel: the agent runs in a worker thread
+(:func:`lares_kit.run_agent`, like any other caller). When it calls
+``ask_user``, :class:`PageUser` shows the question and the worker waits;
+the kernel itself stays free, so the click on "Answer" reaches it, and the
+worker goes on with the answer. "No answer" ends the episode with the status
+``no_answer``, as a terminal user pressing Enter would.
+
+While the agent runs, the transcript shows the history the model has been
+sent so far (read from each request); when it ends, the Episode's steps.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from typing import Any, Callable
+
+from ..episode import Episode
+from ..home import Home
+from ..steps import Error, Final, Intent, Question, ToolCall
+from ..users import NoAnswer
+from .homemap import HomeMap
+
+__all__ = ["AgentApp", "PageUser", "EXAMPLES", "step_html"]
+
+# The example instructions of the Lares UI, and the daytime scenario of its write-up.
+EXAMPLES = [
+    "turn on the light in the kitchen",
+    "turn off all the lights",
+    "turn on the light for sally",
+    "turn on the light for my dog",
+    "find my dog",
+    "set the office light depending on whether it's daytime",
+]
+
+
+class PageUser:
+    """The person looking at the page. ``ask`` shows the question and waits for :meth:`answer`.
+
+    ``ask`` runs in the agent's worker thread; ``answer`` comes from a button
+    click in the kernel's main thread. ``answer(None)`` -- or no answer
+    within ``timeout`` seconds -- is no answer.
+
+    Examples:
+        >>> import threading
+        >>> user = PageUser(show=lambda question: threading.Timer(0.01, user.answer, ["Yes, sunny."]).start())
+        >>> user.ask("Is it daytime?")
+        'Yes, sunny.'
+    """
+
+    def __init__(self, show: Callable[[str], None], timeout: float = 600.0) -> None:
+        self.show = show  # called with the question, in the worker thread
+        self.timeout = timeout
+        self.question: str | None = None  # the question waiting for an answer, if any
+        self._answer: str | None = None
+        self._answered = threading.Event()
+
+    def ask(self, question: str) -> str:
+        self._answered.clear()
+        self._answer, self.question = None, question
+        self.show(question)
+        answered = self._answered.wait(self.timeout)
+        self.question = None
+        if not answered or not self._answer:
+            raise NoAnswer("the person at the page gave no answer")
+        return self._answer
+
+    def answer(self, text: str | None) -> None:
+        self._answer = (text or "").strip() or None
+        self._answered.set()
+
+
+class _WatchedClient:
+    # Passes every request to the real client, after telling the app what it holds.
+    def __init__(self, client: Any, on_request: Callable[[dict[str, Any]], None]) -> None:
+        self._client, self._on_request = client, on_request
+        self.chat = self
+        self.completions = self
+
+    def create(self, **request: Any) -> Any:
+        self._on_request(request)
+        return self._client.chat.completions.create(**request)
+
+
+def step_html(step: Any) -> str:
+    """One transcript entry as HTML, marked with its kind (``data-kind``).
+
+    Examples:
+        >>> step_html(Intent("The kitchen is dark.", "set_light"))
+        '<li class="lares-step" data-kind="intent"><i>thinks</i> The kitchen is dark. &rarr; <b>set_light</b></li>'
+    """
+    if isinstance(step, Intent):
+        body = f"<i>thinks</i> {html.escape(step.reasoning)} &rarr; <b>{html.escape(step.function)}</b>"
+    elif isinstance(step, Question):
+        answer = step.answer if step.answer is not None else "(no answer)"
+        body = f"<i>asks</i> {html.escape(step.question)}<br><i>answer</i> {html.escape(answer)}"
+    elif isinstance(step, Final):
+        body = f"<i>halts</i> <b>{html.escape(step.message)}</b>"
+    elif isinstance(step, ToolCall):
+        colour = "" if step.ok else ' style="color:#b00020"'
+        body = f"<code>{html.escape(step.call_text)}</code><br><span{colour}>{html.escape(step.result)}</span>"
+    elif isinstance(step, Error):
+        body = f'<span style="color:#b00020"><i>error</i> {html.escape(step.message)}</span>'
+    else:
+        body = html.escape(str(step))
+    return f'<li class="lares-step" data-kind="{getattr(step, "kind", "other")}">{body}</li>'
+
+
+def _history_html(messages: list[dict[str, Any]]) -> list[str]:
+    # The model's view while it runs: everything after the user's instruction.
+    start = next((i for i, m in enumerate(messages) if m.get("role") == "user"), len(messages))
+    items = []
+    for m in messages[start + 1:]:
+        if m.get("role") == "assistant" and m.get("content"):
+            items.append(f"<i>thinks</i> {html.escape(str(m['content']))}")
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function", {})
+            items.append(f"<code>{html.escape(fn.get('name', '?'))}({html.escape(str(fn.get('arguments', '')))})</code>")
+        if m.get("role") == "tool":
+            items.append(html.escape(str(m.get("content", ""))))
+    return [f'<li class="lares-step" data-kind="live">{item}</li>' for item in items]
+
+
+class AgentApp:
+    """The Lares demo UI. ``app.widget`` is the whole thing; display ``app`` in a notebook.
+
+    For scripts and tests: :meth:`run` starts an instruction, :meth:`answer`
+    answers a question, :meth:`wait` returns the Episode.
+
+    Examples:
+        >>> app = AgentApp()
+        >>> app.remaining.value
+        '<b>20</b> tool calls remaining'
+    """
+
+    def __init__(self, home: Home | None = None, *, agent: str = "intent-action", model: str | None = None,
+                 knowledge: str = "latest", max_steps: int = 20, examples: list[str] | None = None,
+                 client: Any = None) -> None:
+        import ipywidgets as w
+
+        if home is None:
+            from ..worlds import load_world
+
+            home = load_world("lares-home")
+        self.home, self.agent, self.model, self.knowledge = home, agent, model, knowledge
+        self.max_steps, self.client = max_steps, client
+        self.episode: Episode | None = None
+        self.user = PageUser(show=self._show_question)
+        self._thread: threading.Thread | None = None
+
+        self.map = HomeMap(home, god_view=True)  # the page shows the truth, as the Lares UI does
+        self.instruction = w.Text(placeholder="Tell Lares what to do", layout=w.Layout(width="100%"))
+        self.run_button = w.Button(description="Run", button_style="primary", icon="play")
+        self.reset_button = w.Button(description="Reset home", icon="undo")
+        self.examples = [w.Button(description=text, layout=w.Layout(width="auto")) for text in (examples or EXAMPLES)]
+        self.remaining = w.HTML()
+        self.status = w.HTML()
+        self.question = w.HTML()
+        self.answer_box = w.Text(placeholder="Your answer", layout=w.Layout(width="60%"))
+        self.answer_button = w.Button(description="Answer", button_style="warning")
+        self.no_answer_button = w.Button(description="No answer")
+        self.ask_panel = w.VBox([self.question, w.HBox([self.answer_box, self.answer_button, self.no_answer_button])],
+                                layout=w.Layout(display="none", border="2px solid #f0a500", padding="6px"))
+        self.transcript = w.HTML()
+
+        for button in self.examples:
+            button.on_click(lambda b: setattr(self.instruction, "value", b.description))
+        self.run_button.on_click(lambda b: self.run())
+        self.reset_button.on_click(lambda b: self.reset())
+        self.answer_button.on_click(lambda b: self.answer(self.answer_box.value))
+        self.no_answer_button.on_click(lambda b: self.answer(None))
+
+        right = w.VBox([w.HTML("<b>Instruction</b>"), self.instruction,
+                        w.Box(self.examples, layout=w.Layout(flex_flow="row wrap")),
+                        w.HBox([self.run_button, self.reset_button, self.remaining]),
+                        self.status, self.ask_panel, w.HTML("<b>Transcript</b> (newest first)"), self.transcript],
+                       layout=w.Layout(width="50%", padding="0 0 0 12px"))
+        self.widget = w.HBox([w.VBox([self.map.widget], layout=w.Layout(width="50%")), right])
+        self._set_remaining(max_steps)
+
+    # ---------------------------------------------------------------- actions
+    def run(self, instruction: str | None = None) -> threading.Thread | None:
+        """Start the agent on ``instruction`` (default: the box's text) in a worker thread."""
+        text = (instruction if instruction is not None else self.instruction.value).strip()
+        if not text or self.running:
+            return None
+        self.instruction.value = text
+        self.run_button.disabled = True
+        self.status.value = f"<i>running: {html.escape(text)}</i>"
+        self.transcript.value = ""
+        self._set_remaining(self.max_steps)
+        self._thread = threading.Thread(target=self._work, args=(text,), daemon=True, name="lares-agent")
+        self._thread.start()
+        return self._thread
+
+    def answer(self, text: str | None) -> None:
+        """Answer the agent's pending question (None: no answer)."""
+        self.ask_panel.layout.display = "none"
+        self.answer_box.value = ""
+        self.user.answer(text)
+
+    def wait(self, timeout: float = 60.0) -> Episode | None:
+        """Block until the current run ends; return its Episode. Not for a run that will ask: answer first."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.episode
+
+    def reset(self) -> None:
+        """Put the home back to its start and clear the transcript."""
+        if self.running:
+            return
+        self.home.reset()
+        self.episode = None
+        self.transcript.value = self.status.value = ""
+        self._set_remaining(self.max_steps)
+        self.map.refresh()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def pending_question(self) -> str | None:
+        """The question the agent is waiting on, if any."""
+        return self.user.question
+
+    # ------------------------------------------------------------ the worker
+    def _work(self, text: str) -> None:
+        from ..agents import run_agent
+        from ..models import make_client, resolve_model
+
+        try:
+            name = resolve_model(self.model)
+            client = _WatchedClient(self.client or make_client(name), self._progress)
+            self.episode = run_agent(text, self.home, agent=self.agent, model=name, client=client,
+                                     knowledge=self.knowledge, user=self.user, max_steps=self.max_steps)
+            self._show_episode(self.episode)
+        except Exception as exc:  # shown in the page: a worker thread has nobody else to tell
+            self.status.value = f'<span style="color:#b00020">{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>'
+        finally:
+            self.ask_panel.layout.display = "none"
+            self.run_button.disabled = False
+            self.map.refresh()
+
+    def _progress(self, request: dict[str, Any]) -> None:
+        messages = request.get("messages", [])
+        calls = sum(1 for m in messages if m.get("role") == "tool")
+        self._set_remaining(self.max_steps - calls)
+        self.transcript.value = f'<ol class="lares-transcript" reversed>{"".join(reversed(_history_html(messages)))}</ol>'
+        self.map.refresh()
+
+    def _show_question(self, question: str) -> None:
+        self.map.refresh()
+        self.question.value = f'<b>Lares asks:</b> <span class="lares-question">{html.escape(question)}</span>'
+        self.ask_panel.layout.display = "flex"
+
+    def _show_episode(self, episode: Episode) -> None:
+        entries = "".join(step_html(s) for s in reversed(episode.steps))
+        self.transcript.value = f'<ol class="lares-transcript" reversed>{entries}</ol>'
+        self._set_remaining(self.max_steps - len(episode.tool_calls))
+        said = html.escape(episode.final_message)
+        self.status.value = (f'<div class="lares-status" data-status="{episode.status}">'
+                             f"<b>{episode.status}</b>: {said}</div>")
+
+    def _set_remaining(self, n: int) -> None:
+        self.remaining.value = f"<b>{max(n, 0)}</b> tool calls remaining"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        # The live app, plus the map as a picture for static viewers.
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle.update({k: v for k, v in self.map._repr_mimebundle_(**kwargs).items() if k == "image/png"})
+        bundle["text/plain"] = f"<AgentApp on {self.home.id!r}: agent {self.agent}, knowledge {self.knowledge}>"
+        return bundle
