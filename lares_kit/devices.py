@@ -65,6 +65,10 @@ DEVICE_TYPES: dict[str, dict[str, Attribute]] = {
     "alarm": {"armed": _B},
     "smoke-alarm": {"on": _B},
     "sensor": {},
+    # SAGE's fridge: a door contact (a sensor: people open it, agents read it) and two compartments.
+    "fridge": {"door": Attribute("choice", choices=("open", "closed"), read_only=True),
+               "temperature": _num(-5, 15, "°C", read_only=True), "setpoint": _num(1, 7, "°C"),
+               "freezer_temperature": _num(-30, 0, "°C", read_only=True), "freezer_setpoint": _num(-24, -15, "°C")},
 }
 
 
