@@ -273,6 +273,8 @@ class Toolbox:
     user: User = field(default_factory=NoUser)
     block_repeats: bool = True
     id_enums: bool = True  # put the home's valid ids in the schemas as enums
+    # long-term memory for tools with a `memory` parameter (lares_kit.memory.recall); None: no memory
+    memory: Any = None
     # call key -> home.version if that call changed nothing (else absent)
     _calls: dict[str, int] = field(default_factory=dict, repr=False)
     # tool name -> schema; the ids in the enums (rooms, lights) never change
@@ -321,7 +323,7 @@ class Toolbox:
                                "changed since; doing it again would give the same result. Try something else.", ok=False)
         before = self.home.version
         self.home.tick()
-        injected = {"home": self.home, "user": self.user}
+        injected = {"home": self.home, "user": self.user, "memory": self.memory}
         params = inspect.signature(fn).parameters
         try:
             text = fn(**{k: v for k, v in injected.items() if k in params}, **args)
