@@ -1,0 +1,50 @@
+"""Models behind the ``openai`` client: the offline model, or any OpenAI-compatible endpoint.
+
+Taught in ``notebooks/03_models_and_the_offline_model.ipynb``; the long
+version of this page is ``docs/models.md``.
+
+``make_client(model)`` returns an ``openai.OpenAI`` client; agents receive
+it and call ``client.chat.completions.create(model=resolve_model(model),
+...)``. The name ``"offline"`` (the default, also ``LARES_MODEL``) is the
+built-in rule-based model (:mod:`.offline`), served in process through the
+SDK's real HTTP machinery. Any other name goes to ``OPENAI_BASE_URL``
+(default: OpenAI) with ``OPENAI_API_KEY``.
+
+Recipes (any server with the OpenAI Chat Completions API and tool calling)::
+
+    # OpenAI
+    export OPENAI_API_KEY=sk-...
+    lares run "turn on the light in the kitchen" --model gpt-4o-mini
+
+    # Ollama (ollama pull llama3.2; it serves on port 11434)
+    export OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=ollama
+    lares run "turn on the light in the kitchen" --model llama3.2
+
+    # vLLM (tool calling needs both flags)
+    vllm serve Qwen/Qwen2.5-7B-Instruct --enable-auto-tool-choice --tool-call-parser hermes
+    export OPENAI_BASE_URL=http://localhost:8000/v1 OPENAI_API_KEY=vllm
+    lares run "..." --model Qwen/Qwen2.5-7B-Instruct
+
+    # llama.cpp server (--jinja enables tool calls from the model's chat template)
+    llama-server -m model.gguf --jinja --port 8080
+    export OPENAI_BASE_URL=http://localhost:8080/v1 OPENAI_API_KEY=llamacpp
+
+    # LM Studio (Developer tab -> Start server, port 1234)
+    export OPENAI_BASE_URL=http://localhost:1234/v1 OPENAI_API_KEY=lm-studio
+
+    # the offline model over HTTP, for other OpenAI-compatible tools
+    lares serve-model --port 8000
+    export OPENAI_BASE_URL=http://127.0.0.1:8000/v1 OPENAI_API_KEY=unused
+
+Local servers ignore the key, but the SDK needs one: any value works.
+
+This package does not import the home, the worlds or the tools: the offline
+model knows only what a request tells it.
+"""
+
+from .client import (OFFLINE_BASE_URL, MissingAPIKey, load_api_key, make_async_client, make_client,
+                     resolve_model)
+from .tokens import count_request, count_tokens
+
+__all__ = ["make_client", "make_async_client", "resolve_model", "MissingAPIKey", "load_api_key",
+           "count_tokens", "count_request", "OFFLINE_BASE_URL"]

@@ -1,0 +1,87 @@
+"""Turning the planner's intentions into calls of the tools actually offered.
+
+Part of the offline model (:mod:`lares_kit.models.offline`). The planner
+thinks in the toolkit's vocabulary ("switch this light on"); a request may
+offer ``set_light``, only ``toggle_light``, only ``set_device``, or the same
+tools under other spellings (``toggleLight``) and parameter names
+(``lightId``). This module picks the best offered tool for an intention and
+renames the arguments to that tool's own parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .planning import Intention
+from .reading import norm
+
+__all__ = ["CONTRACT_TOOLS", "CARRIERS", "props", "default", "fit", "render", "fake_tools"]
+
+CONTRACT_TOOLS = {"togglelight", "setlight", "moverobot", "lookwithrobot", "setdevice", "readdevice", "askuser", "halt"}
+# intention action -> the tools that can carry it, best first
+CARRIERS = {"light": ("setlight", "togglelight", "setdevice"), "device": ("setdevice",), "move": ("moverobot",),
+            "look": ("lookwithrobot",), "ask": ("askuser",), "halt": ("halt",)}
+
+
+def props(tool: dict[str, Any]) -> dict[str, Any]:
+    return ((tool.get("function") or {}).get("parameters") or {}).get("properties") or {}
+
+
+def default(spec: dict[str, Any]) -> Any:
+    # A schema-valid placeholder, for required arguments the plan has no value for.
+    if spec.get("enum"):
+        return spec["enum"][0]
+    kind = spec.get("type")
+    kind = kind[0] if isinstance(kind, list) and kind else kind
+    return {"boolean": False, "integer": 0, "number": 0, "array": [], "object": {}}.get(kind, "")
+
+
+def fit(args: dict[str, Any], tool: dict[str, Any]) -> dict[str, Any]:
+    """Contract arguments renamed to the tool's own parameter names; missing required ones defaulted."""
+    params = props(tool)
+    if not params:  # a stub with no schema (intent enum, ReAct prompt): keep the contract names
+        return dict(args)
+    by_norm = {norm(p): p for p in params}
+    fitted: dict[str, Any] = {}
+    for key, value in args.items():
+        target = by_norm.get(norm(key))
+        if target is None and len(params) == 1:
+            target = next(iter(params))
+        if target is not None and target not in fitted:
+            fitted[target] = value
+    required = ((tool.get("function") or {}).get("parameters") or {}).get("required") or []
+    for name in required:
+        if name not in fitted and name in params:
+            fitted[name] = default(params[name] or {})
+    return fitted
+
+
+def render(intention: Intention, tools: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    """The intention as a call of one of ``tools`` ({normalised name: tool}), or None.
+
+    Examples:
+        >>> t = {"togglelight": {"function": {"name": "toggleLight", "parameters": {"properties": {"lightId": {}}}}}}
+        >>> render(Intention("light", {"light_id": "kitchen-light", "on": True}), t)
+        ('toggleLight', {'lightId': 'kitchen-light'})
+    """
+    for carrier in CARRIERS.get(intention.action, ()):
+        tool = tools.get(carrier)
+        if tool is None:
+            continue
+        args = dict(intention.args)
+        if carrier == "setdevice" and intention.action == "light":
+            args = {"device_id": args["light_id"], "attribute": "on", "value": args["on"]}
+        if carrier == "togglelight":
+            args.pop("on", None)
+        return tool["function"]["name"], fit(args, tool)
+    return None
+
+
+def fake_tools(names: list[str]) -> dict[str, dict[str, Any]]:
+    """Tool stubs for names only (an intent enum, a ReAct prompt): {normalised name: tool}.
+
+    Examples:
+        >>> list(fake_tools(["set_light", "halt"]))
+        ['setlight', 'halt']
+    """
+    return {norm(n): {"function": {"name": n, "parameters": {}}} for n in names}

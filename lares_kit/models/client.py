@@ -1,0 +1,158 @@
+"""Model clients: one ``openai`` client for the offline model or any OpenAI-compatible endpoint.
+
+Taught in ``notebooks/03_models_and_the_offline_model.ipynb``; recipes for
+local servers are in :mod:`lares_kit.models` and ``docs/models.md``.
+
+* ``"offline"`` (the default, also when ``LARES_MODEL`` is unset): a real
+  ``openai.OpenAI`` whose HTTP client answers in process with the offline
+  model (:mod:`.transport`) -- no key, no network.
+* any other name: the endpoint in ``OPENAI_BASE_URL`` (default OpenAI) with
+  the key in ``OPENAI_API_KEY``. No key: :class:`MissingAPIKey` at once,
+  before any request.
+
+Retries and timeouts are set on purpose: the SDK retries 429 and 5xx
+responses ``max_retries`` times with backoff (2 by default, as the SDK
+does); tests pass ``max_retries=0`` so a failure shows at once.
+
+This module builds clients; it does not choose prompts or run agents.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from ..errors import LaresError
+from .transport import AsyncOfflineTransport, OfflineTransport, httpx
+
+__all__ = ["MissingAPIKey", "resolve_model", "make_client", "make_async_client", "load_api_key", "OFFLINE_BASE_URL"]
+
+# The offline client's base URL: never resolved, the transport answers first.
+OFFLINE_BASE_URL = "http://offline.lares.invalid/v1"
+KEY = "OPENAI_API_KEY"
+
+
+class MissingAPIKey(LaresError):
+    """A remote model was asked for and ``OPENAI_API_KEY`` is not set."""
+
+
+def resolve_model(model: str | None = None) -> str:
+    """The model name to use: ``model``, else ``$LARES_MODEL``, else ``"offline"``.
+
+    Examples:
+        >>> resolve_model("gpt-4o-mini")
+        'gpt-4o-mini'
+        >>> import os; os.environ.pop("LARES_MODEL", None) and None
+        >>> resolve_model()
+        'offline'
+    """
+    return model or os.environ.get("LARES_MODEL") or "offline"
+
+
+def _remote_settings(name: str, kw: dict[str, Any]) -> dict[str, Any]:
+    key = kw.pop("api_key", None) or os.environ.get(KEY)
+    if not key:
+        raise MissingAPIKey(f"the model {name!r} needs an API key, and {KEY} is not set. Set it (export {KEY}=...; "
+                            f"any value for a local server), or use the built-in model with --model offline "
+                            "(no key needed).")
+    return {"api_key": key, "base_url": kw.pop("base_url", None) or os.environ.get("OPENAI_BASE_URL") or None}
+
+
+def make_client(model: str | None = None, *, max_retries: int = 2, timeout: float = 60.0, latency: float = 0.0,
+                **kw: Any) -> openai.OpenAI:
+    """An ``openai.OpenAI`` client for ``model`` (see :func:`resolve_model`).
+
+    ``latency`` (offline only) waits that many seconds before each reply.
+    Other keyword arguments go to ``openai.OpenAI``.
+
+    Examples:
+        >>> client = make_client("offline", max_retries=0)
+        >>> reply = client.chat.completions.create(model="offline",
+        ...     messages=[{"role": "user", "content": "which lights are on?"}])
+        >>> reply.choices[0].finish_reason
+        'stop'
+        >>> str(make_client("llama3.2", api_key="ollama", base_url="http://localhost:11434/v1").base_url)
+        'http://localhost:11434/v1/'
+    """
+    name = resolve_model(model)
+    if name == "offline":
+        http = httpx.Client(transport=OfflineTransport(latency), base_url=OFFLINE_BASE_URL, timeout=timeout)
+        return openai.OpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
+                             max_retries=max_retries, timeout=timeout, **kw)
+    return openai.OpenAI(**_remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
+
+
+def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout: float = 60.0, latency: float = 0.0,
+                      **kw: Any) -> openai.AsyncOpenAI:
+    """The async twin of :func:`make_client` (for the benchmark's concurrent runs).
+
+    Examples:
+        >>> import asyncio
+        >>> async def ask():
+        ...     client = make_async_client("offline", max_retries=0)
+        ...     reply = await client.chat.completions.create(model="offline",
+        ...         messages=[{"role": "user", "content": "hello"}])
+        ...     return reply.choices[0].message.role
+        >>> asyncio.run(ask())
+        'assistant'
+    """
+    name = resolve_model(model)
+    if name == "offline":
+        http = httpx.AsyncClient(transport=AsyncOfflineTransport(latency), base_url=OFFLINE_BASE_URL, timeout=timeout)
+        return openai.AsyncOpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
+                                  max_retries=max_retries, timeout=timeout, **kw)
+    return openai.AsyncOpenAI(**_remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
+
+
+def _read_env_file(path: Path, name: str) -> str | None:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("export "):
+            line = line[len("export "):].strip()
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == name:
+            value = value.split(" #", 1)[0].strip().strip("'\"")
+            return value or None
+    return None
+
+
+def load_api_key(env_file: str | os.PathLike[str] = ".env", name: str = KEY) -> str:
+    """Find the API key for a notebook and say where it came from; never shows the key.
+
+    Looks in the environment, then a ``.env`` file (the path given, searched
+    in the working folder and its parents), then Colab secrets
+    (``google.colab.userdata``) when running on Colab. A key found in a file
+    or secret is put in ``os.environ`` so :func:`make_client` sees it.
+    Returns ``"environment"``, ``".env file (PATH)"``, ``"Colab secrets"`` or
+    ``"none"`` (then use the offline model).
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / ".env").write_text("LARES_DEMO_KEY='sk-test'\\n")
+        >>> load_api_key(folder / ".env", name="LARES_DEMO_KEY").startswith(".env file")
+        True
+        >>> load_api_key(folder / "missing.env", name="LARES_NO_SUCH_KEY")
+        'none'
+    """
+    if os.environ.get(name):
+        return "environment"
+    path = Path(env_file)
+    candidates = [path] if path.is_absolute() else [folder / path for folder in [Path.cwd(), *Path.cwd().parents]]
+    for candidate in candidates:
+        if candidate.is_file() and (value := _read_env_file(candidate, name)):
+            os.environ[name] = value
+            return f".env file ({candidate})"
+    try:
+        from google.colab import userdata  # type: ignore[import-not-found]
+
+        value = userdata.get(name)
+    except Exception:  # noqa: BLE001 -- not on Colab, or the secret is missing or not shared
+        value = None
+    if value:
+        os.environ[name] = value
+        return "Colab secrets"
+    return "none"

@@ -1,0 +1,168 @@
+"""The offline model's text formats: ReAct (Thought / Action / Final Answer) and JSON.
+
+Part of the offline model (:mod:`lares_kit.models.offline`); used when a
+request offers no tools.
+
+**ReAct.** Chosen when a ``system`` message asks for ``Thought:`` and
+``Action:`` or ``Final Answer:``. The tools are the toolkit's tool names the
+system prompt mentions (``set_light``, ``move_robot``... any spelling). The
+instruction is the last ``user`` message not starting with ``Observation:``;
+if it carries its own scratchpad (``Question: ...`` then ``Thought:`` lines),
+the part before the first ``Thought:`` is the instruction. The scratchpad --
+in that message, in later ``assistant`` messages, and in messages starting
+with ``Observation:`` -- is read as history: each ``Action:`` is one JSON
+object ``{"tool": NAME, "arguments": {...}}`` and the ``Observation:`` after
+it is its result. The reply is one step::
+
+    Thought: The Kitchen is dark and the user wants its light on.
+    Action: {"tool": "set_light", "arguments": {"light_id": "kitchen-light", "on": true}}
+
+or, when done (or asking, if ``ask_user`` is not among the tools)::
+
+    Thought: Every change the user asked for is made, so I report back.
+    Final Answer: The light in the Kitchen is now on.
+
+**JSON.** ``response_format`` ``json_object`` gives
+``{"thought", "tool", "arguments"}``; ``json_schema`` gives an object valid
+for the schema, its fields filled by name: reasoning/thought -> the reason,
+tool/function/action -> the tool (from an enum when there is one),
+arguments/args -> the arguments, message/answer -> the final message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .calls import CARRIERS, CONTRACT_TOOLS, fake_tools, render
+from .planning import Intention
+from .reading import Beliefs, Call, norm, read_request, text_of
+
+__all__ = ["wants_react", "react_beliefs", "react_reply", "json_reply", "parse_react"]
+
+_LABEL = re.compile(r"^\s*(?:Question|New input|Input|Instruction|User)\s*:\s*", re.IGNORECASE)
+SNAKE = {"togglelight": "toggle_light", "setlight": "set_light", "moverobot": "move_robot",
+         "lookwithrobot": "look_with_robot", "setdevice": "set_device", "readdevice": "read_device",
+         "askuser": "ask_user", "halt": "halt"}
+
+
+def wants_react(messages: list[dict[str, Any]]) -> bool:
+    """True when a system message asks for the ReAct format.
+
+    Examples:
+        >>> wants_react([{"role": "system", "content": "Answer with Thought: then Action: or Final Answer:"}])
+        True
+    """
+    system = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
+    return "Thought:" in system and ("Action:" in system or "Final Answer:" in system)
+
+
+def parse_react(text: str) -> list[Call]:
+    """The Action/Observation pairs in a ReAct scratchpad, as calls.
+
+    Examples:
+        >>> pad = 'Thought: go\\nAction: {"tool": "move_robot", "arguments": {"destination_room_id": "lounge"}}\\n'
+        >>> parse_react(pad + "Observation: The robot moved.")
+        [Call(name='move_robot', args={'destination_room_id': 'lounge'}, result='The robot moved.')]
+    """
+    calls: list[Call] = []
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"Action:\s*", text):
+        try:
+            value, end = decoder.raw_decode(text, m.end())
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(value, dict):
+            continue
+        name = value.get("tool") or value.get("name") or value.get("action") or ""
+        args = value.get("arguments") or value.get("args") or value.get("action_input") or {}
+        obs = re.match(r"\s*Observation:\s*(.*?)(?=\n\s*(?:Thought|Action|Final Answer):|\Z)", text[end:], re.S)
+        calls.append(Call(str(name), args if isinstance(args, dict) else {}, obs.group(1).strip() if obs else None))
+    return calls
+
+
+def react_beliefs(messages: list[dict[str, Any]]) -> tuple[Beliefs, dict[str, dict[str, Any]]]:
+    """Beliefs from a ReAct conversation, and the tools its system prompt names."""
+    system = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
+    names = {}
+    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", system):
+        if norm(word) in CONTRACT_TOOLS and norm(word) not in names:
+            names[norm(word)] = word
+    at = max((i for i, m in enumerate(messages) if m.get("role") == "user"
+              and not text_of(m.get("content")).lstrip().startswith("Observation:")), default=-1)
+    first = text_of(messages[at].get("content")) if at >= 0 else ""
+    instruction, _, pad = first.partition("Thought:")
+    instruction = _LABEL.sub("", instruction.strip().splitlines()[-1] if instruction.strip() else "")
+    pad = ("Thought:" + pad if pad else "") + "\n" + "\n".join(text_of(m.get("content")) for m in messages[at + 1:])
+    return read_request(messages, None, calls=parse_react(pad), instruction=instruction), fake_tools(list(names.values()))
+
+
+def react_reply(b: Beliefs, intentions: list[Intention], tools: dict[str, dict[str, Any]]) -> str:
+    """One ReAct step for the first intention."""
+    first = intentions[0]
+    call = render(first, tools) if first.action != "halt" else None
+    if call is None:
+        answer = first.args.get("message_to_user") or first.args.get("question") or first.why
+        return f"Thought: {first.why}\nFinal Answer: {answer}"
+    return f"Thought: {first.why}\nAction: " + json.dumps({"tool": call[0], "arguments": call[1]})
+
+
+def _contract_call(first: Intention) -> tuple[str, dict[str, Any]]:
+    tools = fake_tools([SNAKE[c] for c in CARRIERS[first.action][:1]])
+    return render(first, tools) or ("halt", first.args)
+
+
+def _fill(schema: dict[str, Any], key: str, ctx: dict[str, Any], defs: dict[str, Any]) -> Any:
+    if "$ref" in schema:
+        schema = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
+    for combo in ("anyOf", "oneOf", "allOf"):
+        if schema.get(combo):
+            return _fill(schema[combo][0], key, ctx, defs)
+    k = norm(key)
+    kind = schema.get("type")
+    kind = next((t for t in kind if t != "null"), "string") if isinstance(kind, list) else kind
+    if kind == "object" or "properties" in schema:
+        if not schema.get("properties") and k in ("arguments", "args", "parameters", "input", "actioninput"):
+            return ctx["arguments"]
+        return {p: _fill(s or {}, p, ctx, defs) for p, s in (schema.get("properties") or {}).items()}
+    if k in ctx["by_arg"]:
+        value = ctx["by_arg"][k]
+    elif any(w in k for w in ("reason", "thought", "explanation", "why", "plan")):
+        value = ctx["why"]
+    elif any(w in k for w in ("tool", "function", "action", "name")):
+        value = ctx["tool"]
+    else:
+        value = ctx["message"]
+    if schema.get("enum"):
+        options = schema["enum"]
+        return next((o for o in options if norm(str(o)) == norm(str(value))), options[0])
+    if kind == "boolean":
+        return value if isinstance(value, bool) else False
+    if kind in ("integer", "number"):
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+    if kind == "array":
+        return [_fill(schema.get("items") or {}, key, ctx, defs)] if schema.get("minItems") else []
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def json_reply(b: Beliefs, fmt: dict[str, Any], intentions: list[Intention]) -> str:
+    """The reply as JSON: ``{"thought", "tool", "arguments"}`` or an object for ``fmt``'s schema.
+
+    Examples:
+        >>> from lares_kit.models.planning import Intention
+        >>> it = [Intention("look", {}, "Look around.")]
+        >>> fmt = {"type": "json_schema", "json_schema": {"name": "step", "schema": {"type": "object",
+        ...        "properties": {"reasoning": {"type": "string"}, "tool": {"type": "string"}}}}}
+        >>> json_reply(None, fmt, it)
+        '{"reasoning": "Look around.", "tool": "look_with_robot"}'
+    """
+    first = intentions[0]
+    name, args = _contract_call(first)
+    message = first.args.get("message_to_user") or first.args.get("question") or first.why
+    if fmt.get("type") != "json_schema":
+        return json.dumps({"thought": first.why, "tool": name, "arguments": args})
+    schema = (fmt.get("json_schema") or {}).get("schema") or {"type": "object", "properties": {}}
+    ctx = {"why": first.why, "tool": name, "arguments": args, "message": message,
+           "by_arg": {norm(a): v for a, v in args.items()}}
+    return json.dumps(_fill(schema, "", ctx, schema.get("$defs") or schema.get("definitions") or {}))

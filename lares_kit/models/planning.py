@@ -1,0 +1,259 @@
+"""Planning the next step: from a :class:`~.understanding.Goal` and beliefs to intentions.
+
+Part of the offline model (:mod:`lares_kit.models.offline`). The planner is
+stateless: it is handed everything the request says, works out how far the
+task has got from the history, and returns what to do next as
+:class:`Intention` objects in the toolkit's vocabulary ("switch this light
+on", "move to that room", "look", "ask", "halt"). Turning an intention into
+a call of whichever tools were actually offered happens in
+:mod:`lares_kit.models.offline`.
+
+``can`` is the set of offered tool names, normalised (``"setlight"``,
+``"togglelight"``, ...): the plan uses only what it can express.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from .reading import Beliefs, norm
+from .understanding import Change, Goal, daytime_answer, describe, understand, words_of, _rooms_in
+
+__all__ = ["Intention", "plan", "STAND_IN", "route"]
+
+STAND_IN = ("I am lares_kit's offline model: a rule-based teaching stand-in, not a real language model, and I could "
+            "not understand this instruction: {instruction!r}. I can switch lights and devices by room or name, search "
+            "for someone with the robot, ask you about things I cannot observe, and answer simple questions about "
+            "the home.")
+DEVICE_TOOLS = {"setlight", "togglelight", "setdevice"}
+
+
+@dataclass
+class Intention:
+    """One thing to do next. ``action``: light | device | move | look | ask | halt."""
+
+    action: str
+    args: dict[str, Any] = field(default_factory=dict)  # in the contract's argument names
+    why: str = ""
+
+
+def _halt(message: str, why: str = "") -> list[Intention]:
+    return [Intention("halt", {"message_to_user": message}, why or "There is nothing more to do, so I report back.")]
+
+
+def route(b: Beliefs, start: str, goal: str) -> list[str]:
+    """Rooms from ``start`` to ``goal`` over the believed exits (breadth-first), or [] if none.
+
+    Examples:
+        >>> from lares_kit.models.reading import Beliefs, Room
+        >>> rooms = {"a": Room("a", "A", exits=["b"]), "b": Room("b", "B", exits=["a", "c"]), "c": Room("c", "C", exits=["b"])}
+        >>> route(Beliefs("", "latest", rooms, {}, "a", {}, []), "a", "c")
+        ['a', 'b', 'c']
+    """
+    back: dict[str, str | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        here = queue.popleft()
+        if here == goal:
+            path = [here]
+            while back[path[-1]] is not None:
+                path.append(back[path[-1]])  # type: ignore[arg-type]
+            return path[::-1]
+        for nxt in b.neighbours(here):
+            if nxt not in back:
+                back[nxt] = here
+                queue.append(nxt)
+    return []
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return str(a).lower() == str(b).lower()
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a).lower() == str(b).lower()
+
+
+def _touches(call, device: str) -> bool:
+    return norm(call.name) in DEVICE_TOOLS and str(call.arg("light_id", "device_id")) == device
+
+
+def _last_error(b: Beliefs, device: str) -> str | None:
+    touching = [c for c in b.calls if _touches(c, device) and c.result is not None]
+    return touching[-1].result if touching and not touching[-1].ok else None
+
+
+def _state_words(change: Change) -> str:
+    if change.attribute == "on":
+        return "on" if change.value else "off"
+    return f"{change.attribute} {change.value}"
+
+
+def _change_intention(b: Beliefs, c: Change, why: str) -> Intention:
+    dev = b.devices[c.device]
+    if c.attribute == "on" and dev.type in ("light", ""):
+        return Intention("light", {"light_id": c.device, "on": bool(c.value)}, why)
+    return Intention("device", {"device_id": c.device, "attribute": c.attribute, "value": c.value}, why)
+
+
+def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "") -> list[Intention]:
+    pending, failed = [], []
+    for c in changes:
+        error = _last_error(b, c.device)
+        current = b.devices[c.device].state.get(c.attribute)
+        if current is not None and _same(current, c.value):
+            continue
+        (failed if error else pending).append((c, error))
+    usable = [c for c, _ in pending if (c.attribute == "on" and can & DEVICE_TOOLS) or "setdevice" in can]
+    if usable:
+        intentions = []
+        for c in usable:
+            verb = f"switch {describe(b, c.device)} {_state_words(c)}" if c.attribute == "on" else \
+                f"set the {c.attribute} of {describe(b, c.device)} to {c.value}"
+            intentions.append(_change_intention(b, c, f"{reason}The user wants me to {verb}, so I will do that now."))
+        return intentions
+    done = [c for c in changes if c not in [p for p, _ in pending + failed]]
+    parts = []
+    for c in done:
+        touched = any(_touches(call, c.device) and call.ok for call in b.calls)
+        parts.append(f"{describe(b, c.device)} {'is now' if touched else 'was already'} {_state_words(c)}")
+    for c, error in failed:
+        parts.append(f"I could not change {describe(b, c.device)} ({(error or '').removeprefix('Error: ')})")
+    for c, _ in pending:
+        if c not in usable:
+            parts.append(f"I have no tool to change {describe(b, c.device)}")
+    message = reason + "; ".join(parts) + "."
+    return _halt(message[0].upper() + message[1:], "Every change the user asked for is made, so I report back.")
+
+
+def _matches(goal: Goal, thing: tuple[str, str, str]) -> bool:
+    words = set(words_of(" ".join(thing)).split())
+    return bool(words & set(goal.target))
+
+
+def _find(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
+    what = goal.target_text
+    for room, things in b.looked.items():
+        hit = next((t for t in things if _matches(goal, t)), None)
+        if hit is None:
+            continue
+        where = b.rooms[room].name if room in b.rooms else room
+        found = f"I found {hit[0]}, a {hit[1]}, in the {where}"
+        lights = b.lights_in(room)
+        if goal.then == "report":
+            return _halt(f"{found}.", f"I can see {hit[0]} in the {where}, so I can tell the user.")
+        if not lights:
+            return _halt(f"{found}, but there is no light there to switch.")
+        changes = [Change(lights[0].id, "on", True)] if goal.then == "on" else [Change(d.id, "on", False) for d in lights]
+        if goal.then == "on" and b.is_lit(room):
+            return _halt(f"{found}, and the light there is on.", f"{hit[0]} is in the lit {where}; the job is done.")
+        return _control(b, changes, can, f"{found}. ")
+    if not {"moverobot", "lookwithrobot"} <= can:
+        return _halt(f"I would need the robot (move_robot and look_with_robot) to look for {what}, and I do not "
+                     "have those tools, so I did nothing.")
+    if b.mode == "none" or b.robot not in b.rooms:
+        return _no_map(b, goal, can)
+    reachable = {r: len(route(b, b.robot, r)) for r in b.rooms}
+    seen_before = {str(s.get("room")) for i, s in b.prior_seen.items()
+                   if _matches(goal, (str(s.get("name", "")), str(s.get("type", "")), i))}
+    order = list(b.rooms)
+    # A room can be searched if the robot can reach it and see in it (lit, or with a light to switch on).
+    candidates = [r for r in b.rooms if r not in b.looked and reachable[r] and (b.lights_in(r) or b.is_lit(r))]
+    if not candidates:
+        looked = ", ".join(b.rooms[r].name for r in b.looked) or "no room"
+        return _halt(f"I looked in every room I could see into ({looked}) and did not find {what}.")
+    dest = min(candidates, key=lambda r: (r not in seen_before, reachable[r], order.index(r)))
+    name = b.rooms[dest].name
+    if dest != b.robot:
+        step = route(b, b.robot, dest)[1]
+        why = f"I have not looked for {what} in the {name} yet; the robot goes there one room at a time."
+        return [Intention("move", {"destination_room_id": step}, why)]
+    if b.is_lit(dest) is not True:
+        light = b.lights_in(dest)[0]
+        why = f"It is too dark for the robot to see in the {name}, so I will switch its light on first."
+        return [Intention("light", {"light_id": light.id, "on": True}, why)]
+    return [Intention("look", {}, f"The robot is in the lit {name}, so it can look for {what}.")]
+
+
+def _no_map(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
+    question = f"I was not given a map of the home, so I cannot plan a search. Which room is {goal.target_text} in?"
+    answer = next((a for q, a in b.answers if q == question), None)
+    if answer is None:
+        if "askuser" in can:
+            return [Intention("ask", {"question": question}, "Without a map I cannot search, so I ask the user.")]
+        return _halt(f"I was not given a map of the home (no WORLD KNOWLEDGE message), so I cannot search for "
+                     f"{goal.target_text}.")
+    rooms, _ = _rooms_in(words_of(answer), b)
+    lights = [d for r in rooms for d in b.lights_in(r)]
+    if goal.then != "report" and lights:
+        return _control(b, [Change(lights[0].id, "on", goal.then == "on")], can,
+                        f"You told me {goal.target_text} is in the {b.rooms[rooms[0]].name}. ")
+    return _halt(f"You told me {goal.target_text} is here: {answer}. Without a map I cannot check or do more.")
+
+
+def _yes_no(answer: str) -> bool | None:
+    first = (words_of(answer).split() or [""])[0]
+    return True if first in ("yes", "yeah", "yep", "sure", "correct", "true", "y") else \
+        False if first in ("no", "nope", "nah", "false", "n", "not") else None
+
+
+def _ask_then(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
+    answers = [a for q, a in b.answers if goal.question in q]
+    decision = None
+    if answers:
+        read = daytime_answer if goal.condition == "daytime" else _yes_no
+        decision = read(answers[-1])
+    if decision is None and len(answers) >= 2:
+        return _halt(f"I could not tell from your answers ({'; '.join(answers)}) whether the answer was yes or "
+                     "no, so I did nothing.")
+    if decision is None:
+        if "askuser" not in can:
+            return _halt(f"I cannot find this out myself and have no way to ask you: {goal.question} "
+                         "So I did nothing.")
+        question = goal.question if not answers else f"Sorry, I did not understand. {goal.question}"
+        why = "This depends on something I cannot observe in the home, so I must ask the user."
+        return [Intention("ask", {"question": question}, why)]
+    changes = goal.if_yes if decision else goal.if_no
+    if goal.condition == "daytime":
+        reason = "It is daytime, so " if decision else "It is night, so "
+    else:
+        reason = f"You answered {answers[-1]!r}, so "
+    if not changes:
+        return _halt(reason + "I left everything as it was.")
+    return _control(b, changes, can, reason)
+
+
+def plan(b: Beliefs, can: set[str]) -> list[Intention]:
+    """The next intentions for the request in ``b`` with the tools in ``can``.
+
+    Several intentions come back only for independent device changes (the
+    caller sends them as parallel tool calls when that is allowed).
+
+    Examples:
+        >>> from lares_kit.models.reading import Beliefs, Room, Dev
+        >>> b = Beliefs("turn on the light in the kitchen", "latest", {"kitchen": Room("kitchen", "Kitchen")},
+        ...             {"k": Dev("k", "Light", "light", "kitchen", state={"on": False})}, "kitchen", {}, [])
+        >>> plan(b, {"setlight", "halt"})[0].args
+        {'light_id': 'k', 'on': True}
+        >>> b.devices["k"].state["on"] = True
+        >>> plan(b, {"setlight", "halt"})[0].args
+        {'message_to_user': 'The light in the Kitchen was already on.'}
+    """
+    goal = understand(b)
+    if goal.kind == "control":
+        return _control(b, goal.changes, can)
+    if goal.kind == "find":
+        return _find(b, goal, can)
+    if goal.kind == "ask_then":
+        return _ask_then(b, goal, can)
+    if goal.kind == "clarify":
+        if "askuser" in can and not any(q == goal.question for q, _ in b.answers):
+            return [Intention("ask", {"question": goal.question}, "Several devices fit, so I ask which one.")]
+        return _halt(f"I am not sure which one you mean. {goal.question}")
+    if goal.kind in ("question", "refuse"):
+        return _halt(goal.message, "I can answer this from what I know, without changing anything."
+                     if goal.kind == "question" else "The home cannot do this, so I must say so.")
+    return _halt(STAND_IN.format(instruction=b.instruction), "I could not understand the instruction.")

@@ -1,0 +1,313 @@
+"""Understanding an instruction: from words to a :class:`Goal` the planner can pursue.
+
+Part of the offline model (:mod:`lares_kit.models.offline`). Rules, not a
+language model: words are matched against the vocabulary of the home in the
+prompt (room names, ids and aliases; device names, ids, aliases, types and
+the attributes their states show) plus small built-in lexicons ("heating" is
+a thermostat, "living room" may be the lounge). What it recognises:
+
+* control -- "turn on the light in the kitchen", "turn off all the lights",
+  "set the heating to 21", "lock the front door";
+* find -- "find my dog", "where is Sally", "turn on the light for my dog";
+* ask-then -- "set the office light depending on whether it's daytime":
+  a fact the home cannot show, so the user must be asked;
+* question -- "which lights are on?", answered from the knowledge;
+* refuse -- a room or device the home does not have;
+* clarify -- "turn on the lamp" when several lamps fit and no room is said;
+* unknown -- everything else; the planner then says plainly what it is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .reading import Beliefs, Dev
+
+__all__ = ["Change", "Goal", "understand", "words_of", "describe", "daytime_answer"]
+
+LIGHT_WORDS = ("light", "lights", "lamp", "lamps", "bulb", "bulbs", "lighting")
+# device type -> what people call it
+TYPE_WORDS: dict[str, tuple[str, ...]] = {
+    "light": LIGHT_WORDS, "thermostat": ("thermostat", "heating", "heat", "temperature"),
+    "heater": ("heater", "heating", "radiator"), "lock": ("lock", "door"), "door": ("door",),
+    "window": ("window", "windows"), "blinds": ("blinds", "blind", "shades", "curtains"), "fan": ("fan",),
+    "tv": ("tv", "television", "telly"), "speaker": ("speaker", "music", "radio"), "oven": ("oven",),
+    "stove": ("stove", "hob", "cooker"), "kettle": ("kettle",), "alarm": ("alarm",),
+}
+# Things people ask homes to do that a given home may not have: a mention with no match is refused.
+THING_WORDS = {w for ws in TYPE_WORDS.values() for w in ws} | {
+    "coffee machine", "dishwasher", "fridge", "washing machine", "vacuum", "sprinkler", "air conditioning",
+    "aircon", "fireplace", "garage door", "camera", "printer", "jacuzzi", "hot tub", "microwave", "toaster", "dryer"}
+ROOM_WORDS = {"garage", "attic", "basement", "cellar", "garden", "bathroom", "toilet", "loft", "pantry", "nursery",
+              "playroom", "gym", "studio", "office", "study", "kitchen", "lounge", "hall", "hallway", "bedroom",
+              "porch", "balcony", "patio", "shed", "laundry", "landing", "library", "den", "conservatory", "closet",
+              "utility room", "guest room", "spare room", "dining room", "living room", "sitting room", "terrace",
+              "master bedroom", "kids room", "games room", "cinema room", "wine cellar", "driveway", "roof"}
+ROOM_SYNONYMS = [{"lounge", "living room", "sitting room", "front room", "family room"},
+                 {"hallway", "hall", "corridor", "entrance", "entry", "foyer", "landing"},
+                 {"office", "study", "workroom"}, {"bedroom", "main bedroom", "master bedroom"},
+                 {"bathroom", "washroom"}]
+STOP = {"the", "a", "an", "my", "our", "your", "in", "on", "off", "to", "of", "and", "for", "please", "all", "turn",
+        "switch", "set", "is", "it", "me", "us", "up", "at", "with", "room", "light", "lights"}
+NUMERIC_ATTRS = ("target", "position", "brightness", "volume", "level", "speed", "channel", "temperature")
+
+
+@dataclass
+class Change:
+    """One device setting the goal asks for."""
+
+    device: str
+    attribute: str
+    value: Any
+
+
+@dataclass
+class Goal:
+    kind: str  # control | find | ask_then | question | refuse | clarify | unknown
+    changes: list[Change] = field(default_factory=list)
+    target: list[str] = field(default_factory=list)  # words naming a hidden thing
+    target_text: str = ""  # as the user said it: "my dog"
+    then: str = "report"  # after finding: "on" | "off" | "report"
+    question: str = ""  # ask_then / clarify: what to ask
+    condition: str = ""  # ask_then: "daytime" or "generic"
+    if_yes: list[Change] = field(default_factory=list)
+    if_no: list[Change] = field(default_factory=list)
+    message: str = ""  # question / refuse / unknown: the reply
+
+
+def words_of(text: str) -> str:
+    """Lower-case words, hyphens as spaces, punctuation dropped (digits and '.' kept).
+
+    Examples:
+        >>> words_of("Turn ON the Living-Room lamp, please!")
+        'turn on the living room lamp please'
+    """
+    text = text.lower().replace("’", "'").replace("-", " ").replace("_", " ")
+    return " ".join(re.sub(r"[^a-z0-9.'% ]", " ", text).replace("'s ", " ").split()).strip(". ")
+
+
+def _has(text: str, phrase: str) -> bool:
+    return bool(phrase) and re.search(rf"\b{re.escape(phrase)}s?\b", text) is not None
+
+
+def describe(b: Beliefs, dev_id: str) -> str:
+    """'the light in the Kitchen' -- how a halt message names a device."""
+    dev = b.devices[dev_id]
+    room = b.rooms[dev.room].name if dev.room in b.rooms else None
+    return f"the {dev.name.lower()} in the {room}" if room else f"the {dev.name.lower()} ({dev.id})"
+
+
+def _room_phrases(b: Beliefs) -> dict[str, set[str]]:
+    return {r.id: {words_of(r.name), words_of(r.id), *map(words_of, r.aliases)} for r in b.rooms.values()}
+
+
+def _rooms_in(text: str, b: Beliefs) -> tuple[list[str], str]:
+    # -> (room ids mentioned, the text with those mentions blanked out)
+    found: list[tuple[int, str]] = []
+    phrases = sorted(((p, r) for r, ps in _room_phrases(b).items() for p in ps if p), key=lambda x: -len(x[0]))
+    for phrase, room in phrases:
+        for m in re.finditer(rf"\b{re.escape(phrase)}s?\b", text):
+            found.append((m.start(), room))
+            text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
+    for group in ROOM_SYNONYMS:  # "living room" for a home that calls it the lounge
+        fits = {r for r, ps in _room_phrases(b).items() if ps & group}
+        for word in sorted(group, key=len, reverse=True):
+            m = re.search(rf"\b{re.escape(word)}s?\b", text)
+            if m and len(fits) == 1:
+                found.append((m.start(), fits.pop()))
+                text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
+    rooms = [r for _, r in sorted(found)]
+    return list(dict.fromkeys(rooms)), text
+
+
+def _distinct(b: Beliefs, dev: Dev) -> set[str]:
+    room_words = set(" ".join(_room_phrases(b).get(dev.room or "", ())).split())
+    words = set(" ".join([words_of(dev.name), words_of(dev.id), *map(words_of, dev.aliases)]).split())
+    return words - STOP - room_words - {"light", "lights"}
+
+
+def _value_for(text: str, dev: Dev) -> tuple[str, Any] | None:
+    # What the instruction asks of this device: (attribute, value), or None if it cannot.
+    keys = set(dev.state) | ({"on"} if dev.type in ("light", "") else set())
+    number = re.search(r"\b(-?\d+(?:\.\d+)?)\s*(?:degrees?|°|%|percent|c)?\b", text)
+    if number:
+        value = float(number.group(1))
+        value = int(value) if value.is_integer() else value
+        named = [a for a in NUMERIC_ATTRS if a in keys and (_has(text, a) or (a == "brightness" and "dim" in text))]
+        usable = named or [a for a in NUMERIC_ATTRS if a in keys]
+        return (usable[0], value) if usable else None
+    if re.search(r"\bunlock", text) and "locked" in keys:
+        return "locked", False
+    if re.search(r"\block(ed)?\b", text) and "locked" in keys:
+        return "locked", True
+    for word, opened in (("open", True), ("close", False), ("shut", False)):
+        if re.search(rf"\b{word}\b", text) and not re.search(r"\bshut (off|down)\b", text):
+            if "open" in keys:
+                return "open", opened
+            if "position" in keys:
+                return "position", 100 if opened else 0
+    if re.search(r"\bdisarm", text) and "armed" in keys:
+        return "armed", False
+    if re.search(r"\barm\b", text) and "armed" in keys:
+        return "armed", True
+    onoff = re.search(r"\b(on|off|up|out)\b", text)
+    if onoff and "on" in keys:
+        return "on", onoff.group(1) in ("on", "up")
+    if "toggle" in text and "on" in keys:
+        return "on", not dev.state.get("on", False)
+    return None
+
+
+def _devices_for(text: str, b: Beliefs, rooms: list[str], rest: str) -> tuple[list[Dev], str]:
+    # -> (devices the words pick out, a problem sentence if none/ambiguous)
+    kinds = {t for t, ws in TYPE_WORDS.items() if any(_has(rest, w) for w in ws) or _has(rest, t)}
+    kinds |= {d.type for d in b.devices.values() if d.type and _has(rest, words_of(d.type))}
+    scores = {d.id: len(_distinct(b, d) & set(rest.split())) for d in b.devices.values()}
+    best = max(scores.values(), default=0)
+    pool = [d for d in b.devices.values() if not rooms or d.room in rooms]
+    specific = [d for d in pool if best and scores[d.id] == best]
+    if specific:
+        return specific, ""
+    plural = re.search(r"\b(all|every|each|everything|everywhere|whole)\b|\b(lights|lamps)\b", text)
+    if kinds:
+        pool = [d for d in pool if d.type in kinds or not d.type and "light" in kinds]
+    elif re.search(r"\b(on|off)\b", text):
+        pool = [d for d in pool if d.type in ("light", "")]
+    else:
+        pool = []
+    if len(pool) > 1 and not plural:
+        literal = [d for d in pool if set(words_of(d.name).split()) & set(rest.split())]
+        pool = literal or pool
+        if rooms or len({d.room for d in pool}) == 1:
+            pool = [next(d for d in pool if d.room == room) for room in dict.fromkeys(d.room for d in pool)]
+        else:
+            names = ", ".join(sorted({b.rooms[d.room].name for d in pool if d.room in b.rooms}))
+            return [], f"clarify:Which room do you mean: {names}?"
+    return pool, ""
+
+
+def daytime_answer(answer: str) -> bool | None:
+    """Read a yes/no answer to "Is it daytime?": True (day), False (night), None (unclear).
+
+    Examples:
+        >>> daytime_answer("Yes, it's sunny"), daytime_answer("no, it's night"), daytime_answer("It's evening")
+        (True, False, False)
+    """
+    w = words_of(answer)
+    first = w.split()[0] if w.split() else ""
+    if first in ("yes", "yeah", "yep", "sure", "correct", "true", "y"):
+        return True
+    if first in ("no", "nope", "nah", "false", "n") or re.search(r"\bnot (day|light|sunny)", w):
+        return False
+    if re.search(r"\b(night|evening|dark|late|midnight|dusk)\b", w):
+        return False
+    if re.search(r"\b(day|daytime|daylight|morning|afternoon|noon|sunny|bright|light)\b", w):
+        return True
+    return None
+
+
+def _unknown_mention(rest: str, b: Beliefs, devices: list[Dev]) -> str:
+    present = {p for ps in _room_phrases(b).values() for p in ps}
+    for word in sorted(ROOM_WORDS, key=len, reverse=True):
+        if _has(rest, word) and word not in present:
+            names = ", ".join(r.name for r in b.rooms.values())
+            return f"There is no {word} in this home, so I did nothing. The rooms are: {names}."
+    if not devices:
+        types = {d.type for d in b.devices.values()}
+        for word in sorted(THING_WORDS, key=len, reverse=True):
+            if _has(rest, word) and not any(word in TYPE_WORDS.get(t, ()) or word == t for t in types):
+                kinds = ", ".join(sorted(types - {""})) or "devices I was not told about"
+                return f"This home has no {word} I can control, so I did nothing. It has: {kinds}."
+    return ""
+
+
+def understand(b: Beliefs) -> Goal:
+    """The goal behind the instruction in ``b``; answers to clarifying questions count.
+
+    Examples:
+        >>> from lares_kit.models.reading import Beliefs, Room, Dev
+        >>> b = Beliefs("turn on the light in the kitchen", "latest", {"kitchen": Room("kitchen", "Kitchen")},
+        ...             {"k": Dev("k", "Light", "light", "kitchen", state={"on": False})}, "kitchen", {}, [])
+        >>> understand(b).changes
+        [Change(device='k', attribute='on', value=True)]
+    """
+    clarified = [a for q, a in b.answers if q.startswith("Which room do you mean")]
+    text = words_of(" ".join([b.instruction, *(f"in the {a}" for a in clarified)]))
+    if not text:
+        return Goal("unknown")
+    if m := re.search(r"\b(?:depending on(?: whether)?|whether|if|unless|something|appropriate|suitable)\b(.*)", text):
+        daytime = re.search(r"\b(day ?time|daylight|day|night|dark outside|sunny|time of day|appropriate|suitable)\b",
+                            text)
+        action = text[:m.start()] or text
+        rooms, rest = _rooms_in(action, b)
+        devices, _ = _devices_for(action + " on", b, rooms, rest + " on")
+        if devices and daytime:
+            wants = re.search(r"\b(on|off)\b", action)
+            night = re.search(r"\b(night|dark)\b", m.group(1))
+            yes = [Change(d.id, "on", False) for d in devices] if not wants else (
+                [] if night else [Change(d.id, "on", wants.group(1) == "on") for d in devices])
+            no = [Change(d.id, "on", True) for d in devices] if not wants else (
+                [Change(d.id, "on", wants.group(1) == "on") for d in devices] if night else [])
+            return Goal("ask_then", question="Is it daytime right now?", condition="daytime", if_yes=yes, if_no=no)
+        if devices and m.group(1).strip() and not m.group(0).startswith(("something", "appropriate", "suitable")):
+            changes = [Change(d.id, *v) for d in devices if (v := _value_for(action, d))]
+            clause = re.sub(r"\bi'?m\b", "you are", re.sub(r"\bmy\b", "your", m.group(1).strip()))
+            clause = re.sub(r"\bi\b", "you", clause)
+            return Goal("ask_then", question=f"Before I act, please tell me (yes or no): is it true that {clause}?",
+                        condition="generic", if_yes=changes)
+    if (m := re.search(r"\b(?:find|look for|search for|locate|check on)\s+(.+)", text)) or \
+            (m := re.search(r"\bwhere(?:'s| is| are)\s+(.+)", text)) or \
+            (m := re.search(r"\bwhere\s+(.+?)\s+(?:is|are)\b", text)) or \
+            (m := re.search(r"\b(?:light|lights|lamp)\b.*?\bfor\s+(.+)", text)):
+        phrase = m.group(1).strip(" ?.")
+        rooms, rest = _rooms_in(phrase, b)
+        target = [w for w in rest.split() if w not in STOP and "#" not in w and w not in ("you", "him", "her", "them")]
+        if target and not (rooms and not rest.strip("# ")) and "robot" not in target:
+            onoff = re.search(r"\b(on|off)\b", text[:m.start()])
+            return Goal("find", target=target, target_text=phrase,
+                        then=onoff.group(1) if onoff and re.search(r"\blight|lamp", text) else "report")
+    rooms, rest = _rooms_in(text, b)
+    devices, problem = _devices_for(text, b, rooms, rest)
+    if re.match(r"(which|what|where|is|are|how|who|does|do|any|tell me|list)\b", text) or b.instruction.endswith("?"):
+        return Goal("question", message=_answer(text, b, rooms, devices))
+    refusal = _unknown_mention(rest, b, devices)
+    if refusal:
+        return Goal("refuse", message=refusal)
+    if problem.startswith("clarify:"):
+        return Goal("clarify", question=problem.split(":", 1)[1])
+    changes = [Change(d.id, *v) for d in devices if (v := _value_for(text, d))]
+    if devices and not changes:
+        names = ", ".join(describe(b, d.id) for d in devices)
+        settable = sorted({k for d in devices for k in d.state}) or ["nothing I was told about"]
+        return Goal("refuse", message=f"I cannot do that with {names}: its settings are {', '.join(settable)}.")
+    if changes:
+        return Goal("control", changes=changes)
+    if rooms and re.search(r"\b(on|off)\b|\blight", text):
+        names = ", ".join(b.rooms[r].name for r in rooms)
+        return Goal("refuse", message=f"There is no light in the {names} for me to switch, so I did nothing.")
+    return Goal("unknown")
+
+
+def _answer(text: str, b: Beliefs, rooms: list[str], devices: list[Dev]) -> str:
+    if b.mode == "none":
+        return "I was not given a map of the home (no WORLD KNOWLEDGE message), so I cannot answer that."
+    if "robot" in text:
+        room = b.rooms[b.robot].name if b.robot in b.rooms else b.robot
+        return f"The robot is in the {room}."
+    if re.search(r"\brooms\b", text):
+        return f"The home has {len(b.rooms)} rooms: " + ", ".join(r.name for r in b.rooms.values()) + "."
+    asked = [d for d in devices if not rooms or d.room in rooms]
+    if not asked:
+        lights = [d for d in b.devices.values() if d.type == "light" and (not rooms or d.room in rooms)]
+        if re.search(r"\blights?\b|\blamps?\b", text) and lights:
+            want_off = re.search(r"\boff\b", text) is not None
+            hits = [describe(b, d.id) for d in lights if d.state.get("on") is (not want_off)]
+            state = "off" if want_off else "on"
+            return (f"These lights are {state}: " + "; ".join(hits) + ".") if hits else f"No lights are {state}."
+        return ("I am a rule-based teaching stand-in and could not understand that question. I can answer which "
+                "lights are on or off, where the robot is, which rooms there are, and a device's state.")
+    return " ".join(f"{describe(b, d.id).capitalize()} is " +
+                    ", ".join(f"{k} {v}" if k != "on" else ("on" if v else "off") for k, v in d.state.items()) + "."
+                    for d in asked)
