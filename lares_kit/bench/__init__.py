@@ -1,0 +1,27 @@
+"""The benchmark: task suites with automatic checks, oracles, a parallel runner, reports.
+
+Taught in ``notebooks/08_evaluation.ipynb``; ``lares bench`` is the command.
+One concept per module:
+
+* :mod:`~lares_kit.bench.tasks` -- the task files in ``worlds/tasks/``, validated;
+* :mod:`~lares_kit.bench.scene` -- a fresh home, the set-up and the simulated user for one episode;
+* :mod:`~lares_kit.bench.checks` -- every kind of check, with a reason sentence;
+* :mod:`~lares_kit.bench.oracle` -- the fewest tool calls that solve a task, by search;
+* :mod:`~lares_kit.bench.runner` -- agents x models x tasks x seeds, threads, resumable records;
+* :mod:`~lares_kit.bench.report` -- the summary table and the figure.
+
+>>> from lares_kit.bench import load_tasks
+>>> len(load_tasks()) >= 60
+True
+"""
+
+from .checks import CheckResult, Outcome, run_checks
+from .oracle import oracle_plan, oracle_steps
+from .report import format_table, plot, summarize
+from .runner import RESULT_KEYS, BenchRun, run_bench
+from .scene import Scene, set_stage
+from .tasks import CATEGORIES, Task, TaskError, load_suite, load_tasks
+
+__all__ = ["CATEGORIES", "Task", "TaskError", "load_suite", "load_tasks", "Scene", "set_stage", "CheckResult",
+           "Outcome", "run_checks", "oracle_plan", "oracle_steps", "RESULT_KEYS", "BenchRun", "run_bench",
+           "summarize", "format_table", "plot"]

@@ -119,7 +119,7 @@ def check_states(expect: Expect, o: Outcome) -> CheckResult:
             if not value_ok(state.get(attr), want):
                 wrong.append(f"{dev_id}.{attr} is {_words(state.get(attr))}, expected {_words(want)}")
     if wrong:
-        return CheckResult("states", False, "; ".join(wrong).capitalize() + ".")
+        return CheckResult("states", False, "Not as expected: " + "; ".join(wrong) + ".")
     return CheckResult("states", True, "Every expected device setting is right.")
 
 

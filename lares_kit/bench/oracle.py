@@ -33,7 +33,7 @@ from collections import deque
 from typing import Any
 
 from ..home import Home
-from ..tools import ToolError, default_tools, look_with_robot, move_robot, set_device, set_light
+from ..tools import ToolError, default_tools, look_with_robot, move_robot, set_device, set_light, toggle_light
 from .checks import Outcome, matches_forbidden, run_checks
 from .scene import Scene, copy_home, set_stage
 from .tasks import Task
@@ -42,7 +42,7 @@ __all__ = ["OracleError", "WORLD_CHECKS", "oracle_plan", "oracle_steps"]
 
 # The checks over the world's final state; the others judge the conversation.
 WORLD_CHECKS = ("states", "unchanged", "lit", "seen", "robot")
-TOOLS = {fn.__name__: fn for fn in (move_robot, look_with_robot, set_light, set_device)}
+TOOLS = {fn.__name__: fn for fn in (move_robot, look_with_robot, set_light, toggle_light, set_device)}
 
 Call = tuple[str, dict[str, Any]]  # (tool name, arguments)
 
@@ -80,19 +80,26 @@ def _candidates(scene: Scene, home: Home, tools: set[str]) -> list[Call]:
                 low, high = want.get("min"), want.get("max")
                 value = low if low is not None and (not isinstance(now, (int, float)) or now < low) else high
             if value is not None and dev.state.get(attr) != value:
-                calls.append(_set_call(dev, attr, value, tools))
+                calls += _set_calls(dev, attr, value, tools)
     for room in _rooms_that_matter(scene):
         for light in home.devices_in(room, "light"):
-            calls.append(_set_call(light, "on", not light.state["on"], tools))
+            calls += _set_calls(light, "on", not light.state["on"], tools)
     # each call once, forbidden ones dropped
     unique = {json.dumps(c, sort_keys=True): c for c in calls}
     return [c for c in unique.values() if not any(matches_forbidden(r, c[0], c[1]) for r in expect.forbidden)]
 
 
-def _set_call(dev: Any, attr: str, value: Any, tools: set[str]) -> Call:
-    if dev.type == "light" and attr == "on" and "set_light" in tools:
-        return ("set_light", {"light_id": dev.id, "on": value})
-    return ("set_device", {"device_id": dev.id, "attribute": attr, "value": value})
+def _set_calls(dev: Any, attr: str, value: Any, tools: set[str]) -> list[Call]:
+    # Every tool that makes this change: if the task forbids one, another may do.
+    calls: list[Call] = []
+    if dev.type == "light" and attr == "on":
+        if "set_light" in tools:
+            calls.append(("set_light", {"light_id": dev.id, "on": value}))
+        if "toggle_light" in tools and dev.state.get("on") != value:
+            calls.append(("toggle_light", {"light_id": dev.id}))
+    if "set_device" in tools:
+        calls.append(("set_device", {"device_id": dev.id, "attribute": attr, "value": value}))
+    return calls
 
 
 def _key(scene: Scene, home: Home) -> str:

@@ -216,7 +216,7 @@ def parse_suite(data: Any, source: str = "<suite>", suite: str = "suite") -> lis
         ...     "instruction": "Lights!", "expect": {"states": {"attic-light": {"on": True}}}}]}, "x.yaml")
         Traceback (most recent call last):
         ...
-        lares_kit.bench.tasks.TaskError: x.yaml: tasks[0].expect.states.attic-light: no device 'attic-light' in world 'lares-home' ...
+        lares_kit.bench.tasks.TaskError: x.yaml: tasks[0].expect.states.attic-light: no device 'attic-light' in world 'lares-home'; devices are: lounge-light, hallway-light, kitchen-light, bedroom-light, office-light
     """
     v = Validator(source, TaskError)
     top = v.mapping(data, "")

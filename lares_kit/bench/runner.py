@@ -1,0 +1,218 @@
+"""Running a benchmark: agents x models x tasks x seeds, in parallel threads, resumable.
+
+Taught in ``notebooks/08_evaluation.ipynb``; ``lares bench`` calls
+:func:`run_bench`. Every episode gets its own copy of its world
+(:func:`lares_kit.bench.scene.set_stage`), so episodes can run side by side
+in threads; one model client per model is shared by the threads (the
+``openai`` client is thread-safe). Threads pay off against real endpoints,
+where an episode spends its time waiting for replies; the offline model
+works in-process, so for it one thread is as fast as eight.
+
+Each finished episode is written to ``<runs>/<agent>/<model>/<task>-s<seed>-<knowledge>.json``
+at once: a record with the contract's result keys, the check verdicts and
+the whole Episode (``Episode.from_dict(record["episode"])`` replays it in a
+widget). Running again with the same ``runs`` folder skips the episodes
+already there, unless their task changed since (its fingerprint).
+
+Summaries and plots are :mod:`lares_kit.bench.report`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..episode import Episode
+from ..home import Home
+from ..worlds import load_world
+from .checks import Outcome, run_checks
+from .oracle import oracle_steps
+from .scene import set_stage
+from .tasks import Task
+
+__all__ = ["RESULT_KEYS", "DEFAULT_AGENTS", "Job", "BenchRun", "run_bench", "run_job", "load_records",
+           "load_episode"]
+
+# The contract (DESIGN.md section 3): one result per episode, exactly these keys.
+RESULT_KEYS = ("task", "world", "category", "agent", "model", "success", "steps", "oracle_steps", "llm_calls",
+               "prompt_tokens", "completion_tokens", "seconds", "error")
+DEFAULT_AGENTS = ("intent-action", "function-calling")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One episode to run."""
+
+    task: Task
+    agent: str
+    model: str
+    seed: int = 0
+    knowledge: str = "latest"
+
+    def path(self, runs: Path) -> Path:
+        """Where this episode's record is saved under the runs folder."""
+        model = re.sub(r"[^A-Za-z0-9._-]+", "_", self.model)  # "org/model:tag" -> a safe folder name
+        return runs / self.agent / model / f"{self.task.id}-s{self.seed}-{self.knowledge}.json"
+
+
+@dataclass
+class BenchRun:
+    """The records of a benchmark run, in job order, and where they were saved."""
+
+    records: list[dict[str, Any]]  # one per episode: RESULT_KEYS + seed, knowledge, checks, episode
+    runs: Path | None = None
+    seconds: float = 0.0  # wall time of this run (resumed episodes cost nothing)
+    resumed: int = 0  # how many records came from the runs folder
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        """The contract's result objects: exactly :data:`RESULT_KEYS`."""
+        return [{k: r[k] for k in RESULT_KEYS} for r in self.records]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"results": [...], "summary": {...}}`` as ``lares bench --json`` writes it."""
+        return {"results": self.results, "summary": self.summary}
+
+    def failures(self) -> list[dict[str, Any]]:
+        """The records of failed episodes."""
+        return [r for r in self.records if not r["success"]]
+
+    def record(self, task: str, agent: str | None = None, seed: int = 0) -> dict[str, Any]:
+        """The record of one task's episode (the first agent's, unless named)."""
+        for r in self.records:
+            if r["task"] == task and (agent is None or r["agent"] == agent) and r["seed"] == seed:
+                return r
+        raise KeyError(f"no episode of task {task!r}" + (f" by {agent!r}" if agent else ""))
+
+    def episode(self, task: str, agent: str | None = None, seed: int = 0) -> Episode:
+        """One task's Episode, ready for ``print()`` or a replay widget."""
+        return Episode.from_dict(self.record(task, agent, seed)["episode"])
+
+
+def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
+    """Run one episode and judge it; returns its record. Never raises for an agent's failure.
+
+    Examples:
+        >>> from lares_kit.bench.tasks import load_suite
+        >>> task = next(t for t in load_suite("lares-home") if t.id == "lh-kitchen-on")
+        >>> rec = run_job(Job(task, "intent-action", "offline"), load_world("lares-home"), None, oracle=2)
+        >>> rec["success"], rec["steps"], rec["oracle_steps"], rec["error"]
+        (True, 2, 2, None)
+    """
+    from ..agents import run_agent
+
+    task = job.task
+    scene = set_stage(task, world, job.seed)
+    record: dict[str, Any] = {"task": task.id, "world": task.world, "category": task.category, "agent": job.agent,
+                              "model": job.model, "success": False, "steps": 0, "oracle_steps": oracle,
+                              "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0,
+                              "error": None, "seed": job.seed, "knowledge": job.knowledge,
+                              "fingerprint": task.fingerprint(), "status": "", "checks": [], "episode": None}
+    start = time.perf_counter()
+    try:
+        episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
+                            knowledge=job.knowledge, user=scene.user, max_steps=task.max_steps)
+    except Exception as exc:  # a broken agent or client must not stop the other episodes
+        record.update(seconds=round(time.perf_counter() - start, 3), error=f"{type(exc).__name__}: {exc}")
+        return record
+    run = episode.to_run_json()
+    checks = run_checks(task.expect, Outcome.from_run(run, scene))
+    record.update(success=all(c.passed for c in checks), steps=len(run["steps"]), llm_calls=run["llm_calls"],
+                  prompt_tokens=run["usage"]["prompt_tokens"], completion_tokens=run["usage"]["completion_tokens"],
+                  seconds=round(episode.seconds, 3), error=episode.error or None, status=episode.status,
+                  checks=[{"kind": c.kind, "passed": c.passed, "reason": c.reason} for c in checks],
+                  episode=episode.to_dict())
+    return record
+
+
+def _progress(total: int) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="bench", unit="episode", file=sys.stderr,
+                disable=os.environ.get("LARES_PROGRESS", "1") == "0")
+
+
+def _saved(job: Job, runs: Path | None) -> dict[str, Any] | None:
+    # A finished record of the same task definition, or None (missing, unreadable, stale).
+    if runs is None or not job.path(runs).is_file():
+        return None
+    try:
+        record = json.loads(job.path(runs).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return record if record.get("fingerprint") == job.task.fingerprint() else None
+
+
+def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_AGENTS,
+              models: list[str] | None = None, seeds: int = 1, concurrency: int = 1, runs: str | Path | None = None,
+              knowledge: str = "latest", clients: dict[str, Any] | None = None) -> BenchRun:
+    """Run every task with every agent, model and seed; return the records and their summary.
+
+    ``runs`` is the folder for per-episode records (None: keep them in
+    memory only); episodes already saved there are not run again.
+    ``clients`` maps model names to ready clients (default:
+    ``make_client(model)`` once per model, shared by the threads).
+
+    Examples:
+        >>> from lares_kit.bench.tasks import load_suite
+        >>> tasks = [t for t in load_suite("lares-home") if t.category == "direct"]
+        >>> bench = run_bench(tasks, agents=["intent-action"], models=["offline"])
+        >>> [(r["task"], r["success"]) for r in bench.results]
+        [('lh-kitchen-on', True), ('lh-hallway-off', True), ('lh-office-please', True)]
+    """
+    from ..models import make_client, resolve_model
+    from .report import summarize
+
+    models = [resolve_model(m) for m in (models or [None])]
+    clients = dict(clients or {})
+    for model in models:
+        if model not in clients:
+            clients[model] = make_client(model)  # a remote model without a key fails here, before any work
+    runs = Path(runs) if runs is not None else None
+    jobs = [Job(task, agent, model, seed, knowledge) for agent in agents for model in models
+            for task in tasks for seed in range(seeds)]
+    worlds = {w: load_world(w) for w in dict.fromkeys(t.world for t in tasks)}
+    # The oracle depends on the seed only when the task shuffles its items.
+    oracles = {(t.id, s): oracle_steps(t, worlds[t.world], s) for t in tasks
+               for s in (range(seeds) if t.setup.shuffle else [0])}
+
+    records: list[dict[str, Any] | None] = [_saved(job, runs) for job in jobs]
+    resumed = sum(r is not None for r in records)
+    todo = [i for i, r in enumerate(records) if r is None]
+    start = time.perf_counter()
+    with _progress(len(jobs)) as bar, ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        bar.update(resumed)
+        futures = {pool.submit(run_job, jobs[i], worlds[jobs[i].task.world], clients[jobs[i].model],
+                               oracles[(jobs[i].task.id, jobs[i].seed if jobs[i].task.setup.shuffle else 0)]): i
+                   for i in todo}
+        for future in as_completed(futures):
+            i = futures[future]
+            records[i] = future.result()
+            if runs is not None:
+                path = jobs[i].path(runs)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(records[i], indent=1) + "\n", encoding="utf-8")
+            bar.update(1)
+    done = [r for r in records if r is not None]
+    return BenchRun(done, runs, time.perf_counter() - start, resumed, summarize(done))
+
+
+def load_records(runs: str | Path) -> list[dict[str, Any]]:
+    """Every episode record saved under a runs folder, sorted by path."""
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(runs).rglob("*.json"))]
+
+
+def load_episode(path: str | Path) -> Episode:
+    """The Episode inside one saved record, for ``print()`` or ``SearchReplay``."""
+    record = json.loads(Path(path).read_text(encoding="utf-8"))
+    if record.get("episode") is None:
+        raise ValueError(f"{path}: this episode did not run ({record.get('error')})")
+    return Episode.from_dict(record["episode"])
