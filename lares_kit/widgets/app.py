@@ -66,8 +66,9 @@ class PageUser:
 
     def ask(self, question: str) -> str:
         self._answered.clear()
-        self._answer, self.question = None, question
+        self._answer = None
         self.show(question)
+        self.question = question  # set once the question is on show
         answered = self._answered.wait(self.timeout)
         self.question = None
         if not answered or not self._answer:
@@ -259,9 +260,9 @@ class AgentApp:
         self.map.refresh()
 
     def _show_question(self, question: str) -> None:
-        self.map.refresh()
         self.question.value = f'<b>Lares asks:</b> <span class="lares-question">{html.escape(question)}</span>'
         self.ask_panel.layout.display = "flex"
+        self.map.refresh()
 
     def _show_episode(self, episode: Episode) -> None:
         entries = "".join(step_html(s) for s in reversed(episode.steps))
