@@ -87,9 +87,20 @@ def _last_error(b: Beliefs, device: str) -> str | None:
 
 
 def _state_words(change: Change) -> str:
+    # "on", "locked", "not open", "target 21": how a message states a setting
     if change.attribute == "on":
         return "on" if change.value else "off"
+    if isinstance(change.value, bool):
+        opposite = {"locked": "unlocked", "open": "closed", "armed": "disarmed"}
+        return change.attribute if change.value else opposite.get(change.attribute, f"not {change.attribute}")
     return f"{change.attribute} {change.value}"
+
+
+def _says(b: Beliefs, c: Change, now: bool) -> str:
+    # "the light in the Kitchen is now on"; "the thermostat in the Hall already had target 21"
+    if c.attribute == "on" or isinstance(c.value, bool):
+        return f"{describe(b, c.device)} {'is now' if now else 'was already'} {_state_words(c)}"
+    return f"{describe(b, c.device)} {'now has' if now else 'already had'} {_state_words(c)}"
 
 
 def _change_intention(b: Beliefs, c: Change, why: str) -> Intention:
@@ -116,10 +127,14 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "")
             intentions.append(_change_intention(b, c, f"{reason}The user wants me to {verb}, so I will do that now."))
         return intentions
     done = [c for c in changes if c not in [p for p, _ in pending + failed]]
-    parts = []
-    for c in done:
-        touched = any(_touches(call, c.device) and call.ok for call in b.calls)
-        parts.append(f"{describe(b, c.device)} {'is now' if touched else 'was already'} {_state_words(c)}")
+    changed = [c for c in done if any(_touches(call, c.device) and call.ok for call in b.calls)]
+    parts = [_says(b, c, True) for c in changed]
+    already = [c for c in done if c not in changed]
+    if len(already) > 2 or (already and changed and len(already) > 1):
+        states = sorted({_state_words(c) for c in already})
+        parts.append(f"{'the other ' if changed else ''}{len(already)} were already {' or '.join(states)}")
+    else:
+        parts += [_says(b, c, False) for c in already]
     for c, error in failed:
         parts.append(f"I could not change {describe(b, c.device)} ({(error or '').removeprefix('Error: ')})")
     for c, _ in pending:

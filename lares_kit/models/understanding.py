@@ -299,8 +299,9 @@ def _answer(text: str, b: Beliefs, rooms: list[str], devices: list[Dev]) -> str:
     if re.search(r"\brooms\b", text):
         return f"The home has {len(b.rooms)} rooms: " + ", ".join(r.name for r in b.rooms.values()) + "."
     asked = [d for d in devices if not rooms or d.room in rooms]
-    if not asked:
-        lights = [d for d in b.devices.values() if d.type == "light" and (not rooms or d.room in rooms)]
+    lights = [d for d in b.devices.values() if d.type == "light" and (not rooms or d.room in rooms)]
+    listing = re.search(r"\b(on|off)\b", text) and re.search(r"\blights\b|\blamps\b|\b(which|any)\b", text)
+    if not asked or (listing and len(asked) > 1):
         if re.search(r"\blights?\b|\blamps?\b", text) and lights:
             want_off = re.search(r"\boff\b", text) is not None
             hits = [describe(b, d.id) for d in lights if d.state.get("on") is (not want_off)]
@@ -308,6 +309,6 @@ def _answer(text: str, b: Beliefs, rooms: list[str], devices: list[Dev]) -> str:
             return (f"These lights are {state}: " + "; ".join(hits) + ".") if hits else f"No lights are {state}."
         return ("I am a rule-based teaching stand-in and could not understand that question. I can answer which "
                 "lights are on or off, where the robot is, which rooms there are, and a device's state.")
-    return " ".join(f"{describe(b, d.id).capitalize()} is " +
+    return " ".join(f"T{describe(b, d.id)[1:]} is " +
                     ", ".join(f"{k} {v}" if k != "on" else ("on" if v else "off") for k, v in d.state.items()) + "."
                     for d in asked)
