@@ -75,7 +75,7 @@ class Limits:
     """How much one condition may use. Generous for a predicate over a few devices."""
 
     max_code_chars: int = 4000  # a condition is a few lines; this also bounds how many steps it runs
-    max_length: int = 100_000  # longest text, list or tuple a condition may build
+    max_length: int = 10_000  # longest text, list or tuple a condition may build
     max_int_bits: int = 4096  # largest whole number, about 1233 digits
     max_depth: int = 100  # nesting of the syntax tree; keeps the checker and compiler far from stack limits
     time_seconds: float = 1.0  # wall clock for one condition in one tick (process isolation)
@@ -166,7 +166,7 @@ def check_condition(code: str, limits: Limits | None = None) -> CheckedCondition
         >>> check_condition("def f():\\n    return len('a' * 10**10) > 3")
         Traceback (most recent call last):
         ...
-        lares_kit.sandbox.ConditionError: Line 2: 'a' * 10 ** 10 is too big: it would hold 10000000000 items; the limit is 100000.
+        lares_kit.sandbox.ConditionError: Line 2: 'a' * 10 ** 10 is too big: it would hold 10000000000 items; the limit is 10000.
     """
     limits = limits or Limits()
     if not isinstance(code, str):
@@ -185,16 +185,24 @@ def check_condition(code: str, limits: Limits | None = None) -> CheckedCondition
     _check_depth(tree, limits.max_depth)
     func = _the_function(tree)
     problems: list[tuple[int, str]] = []  # (line, sentence)
+    idle: list[tuple[int, str]] = []  # lines that do nothing: worth saying only when nothing else is wrong
     assigned = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     reads: list[tuple[str, str | None]] = []
-    # ast.walk is iterative: deeply nested input cannot overflow the checker's own stack.
-    for node in ast.walk(func):
-        line = getattr(node, "lineno", func.lineno)
+    # An explicit stack, not recursion: deep input cannot overflow the checker.
+    # The parts of a refused node are not checked: one sentence per mistake.
+    stack: list[ast.AST] = list(reversed(func.body))
+    while stack:
+        node = stack.pop()
         problem = _check_node(node, func, assigned, reads, limits)
-        if problem:
+        line = getattr(node, "lineno", func.lineno)
+        if problem == _IDLE:
+            idle.append((line, problem))
+        elif problem:
             problems.append((line, problem))
-    if problems:
-        shown = sorted(set(problems))[:3]  # the first few, in source order: enough to fix in one go
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    if problems or idle:
+        shown = sorted(set(problems or idle))[:3]  # the first few, in source order: enough to fix in one go
         raise ConditionError(" ".join(f"Line {n}: {why}." for n, why in shown))
     return CheckedCondition(func.name, code, reads, _guarded(tree))
 
@@ -245,16 +253,21 @@ def _the_function(tree: ast.Module) -> ast.FunctionDef:
     return func
 
 
+_IDLE = "a line that only computes a value does nothing here; assign it or return it"
+
+
 def _check_node(node: ast.AST, func: ast.FunctionDef, assigned: set[str], reads: list, limits: Limits) -> str | None:
-    if node is func or node is func.args or node is func.returns:
-        return None  # the def line itself was checked by _the_function
     if not isinstance(node, (*_STATEMENTS, *_EXPRESSIONS, *_OPERATORS)):
         return _refusal(node)
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)) and not isinstance(node.op, _OPERATORS):
+        return _refusal(node.op)  # said here, where the line number is
     if isinstance(node, ast.Name):
         if node.id.startswith("_"):
             return f"names starting with an underscore ({node.id}) are not allowed in a condition"
         if isinstance(node.ctx, ast.Store) and node.id in (*ALLOWED_FUNCTIONS, func.name):
             return f"{node.id!r} is already the name of a function; pick another name for your value"
+        if node.id == func.name:
+            return f"a condition cannot call itself or use its own name {node.id!r}"
         if isinstance(node.ctx, ast.Load) and node.id not in assigned and node.id not in ALLOWED_FUNCTIONS:
             return (f"{node.id!r} is not available in a condition; the functions you can call are "
                     f"{', '.join(ALLOWED_FUNCTIONS)}")
@@ -263,7 +276,7 @@ def _check_node(node: ast.AST, func: ast.FunctionDef, assigned: set[str], reads:
             return "only numbers, text, True, False and None can be written in a condition"
     elif isinstance(node, ast.Expr):
         if not (node is func.body[0] and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-            return "a line that only computes a value does nothing here; assign it or return it"
+            return _IDLE
     elif isinstance(node, ast.Return):
         if node.value is None:
             return "every return must give True or False"
@@ -271,12 +284,14 @@ def _check_node(node: ast.AST, func: ast.FunctionDef, assigned: set[str], reads:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if not all(isinstance(t, ast.Name) for t in targets):
             return "you can only assign to a plain name, e.g. door = get('fridge', 'door')"
+    elif isinstance(node, ast.Dict) and any(key is None for key in node.keys):
+        return "** unpacking is not allowed in a condition; write the keys out"
     elif isinstance(node, ast.Compare):
         for op, right in zip(node.ops, node.comparators):
             if isinstance(op, (ast.Is, ast.IsNot)) and not (isinstance(right, ast.Constant) and right.value is None):
                 return "use == and != to compare values; 'is' only with None"
     elif isinstance(node, ast.Call):
-        return _check_call(node, reads)
+        return _check_call(node, func.name, reads)
     elif isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
             return "'%' formatting of text is not allowed in a condition; compare values instead"
@@ -284,9 +299,17 @@ def _check_node(node: ast.AST, func: ast.FunctionDef, assigned: set[str], reads:
     return None
 
 
-def _check_call(node: ast.Call, reads: list) -> str | None:
-    if not (isinstance(node.func, ast.Name) and node.func.id in ALLOWED_FUNCTIONS):
-        return f"only these functions can be called in a condition: {', '.join(ALLOWED_FUNCTIONS)}"
+def _check_call(node: ast.Call, own_name: str, reads: list) -> str | None:
+    allowed = ", ".join(ALLOWED_FUNCTIONS)
+    if isinstance(node.func, ast.Attribute):
+        return (f"methods (.{node.func.attr}(...)) are not available in a condition; the functions you can "
+                f"call are {allowed}")
+    if isinstance(node.func, ast.Name) and node.func.id == own_name:
+        return "a condition cannot call itself; it is checked again every tick anyway"
+    if isinstance(node.func, ast.Name) and node.func.id not in ALLOWED_FUNCTIONS:
+        return f"{node.func.id!r} is not available in a condition; the functions you can call are {allowed}"
+    if not isinstance(node.func, ast.Name):
+        return f"only these functions can be called in a condition, by name: {allowed}"
     if node.keywords:
         return "keyword arguments are not allowed in a condition; pass plain values, e.g. get('fridge', 'door')"
     name, args = node.func.id, node.args
@@ -327,21 +350,30 @@ def _fold(node: ast.AST, guards: dict[str, Any]) -> Any:
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.BinOp):
         left, right = _fold(node.left, guards), _fold(node.right, guards)
-        guard = _GUARDED.get(type(node.op))
-        if guard:
-            return guards[guard](left, right)
-        return {ast.Sub: lambda a, b: a - b, ast.Div: lambda a, b: a / b,
-                ast.FloorDiv: lambda a, b: a // b}[type(node.op)](left, right)
+        if type(node.op) in _GUARDED:
+            return guards[_GUARDED[type(node.op)]](left, right)
+        if isinstance(node.op, ast.Sub):
+            return left - right
+        if isinstance(node.op, (ast.Div, ast.FloorDiv)):
+            return left / right if isinstance(node.op, ast.Div) else left // right
     raise _NotConstant
 
 
 # ------------------------------------------------------------------- guards
+# Sizes are bounded two ways. Every text, list and tuple a condition builds is
+# at most max_length long, and every list, tuple, set or dict it builds is
+# *flat* (holds plain values only). Without flatness, [[1] * 9999] * 9999
+# is small to build but str() of it is 10**8 characters, and comparing two of
+# them takes 10**8 steps. With it, each operation costs at most about
+# max_length steps and a condition runs at most one per node of its code.
 _GUARDED = {ast.Mult: "_mul", ast.Pow: "_pow", ast.Add: "_add", ast.Mod: "_mod"}
+_LITERALS = {ast.List: "_list", ast.Tuple: "_tuple", ast.Set: "_set"}
 _SEQUENCES = (str, list, tuple)
+_PLAIN = (bool, int, float, str, type(None))
 
 
 def _guards(limits: Limits) -> dict[str, Any]:
-    """The checked operators the guarded tree calls, bound to ``limits``."""
+    """The checked operations the guarded tree calls, bound to ``limits``."""
 
     def too_long(n: int) -> None:
         if n > limits.max_length:
@@ -352,13 +384,24 @@ def _guards(limits: Limits) -> dict[str, Any]:
             raise _TooBig(f"the number would have about {int(bits * 0.30103)} digits; the limit is "
                           f"{int(limits.max_int_bits * 0.30103)}")
 
+    def flat(items: Any) -> Any:
+        if isinstance(items, str):
+            return items
+        for item in items:
+            if not isinstance(item, _PLAIN):
+                raise TypeError(f"lists, tuples, sets and dicts in a condition hold plain values (numbers, text, "
+                                f"True/False/None), not a {type(item).__name__}")
+        return items
+
     def _mul(a: Any, b: Any) -> Any:
         if isinstance(a, int) and isinstance(b, int):
             too_wide(a.bit_length() + b.bit_length())
         elif isinstance(a, _SEQUENCES) and isinstance(b, int):
             too_long(len(a) * b)
+            flat(a)
         elif isinstance(b, _SEQUENCES) and isinstance(a, int):
             too_long(len(b) * a)
+            flat(b)
         return a * b
 
     def _pow(a: Any, b: Any) -> Any:
@@ -369,6 +412,7 @@ def _guards(limits: Limits) -> dict[str, Any]:
     def _add(a: Any, b: Any) -> Any:
         if isinstance(a, _SEQUENCES) and isinstance(b, _SEQUENCES):
             too_long(len(a) + len(b))
+            flat(a), flat(b)
         return a + b
 
     def _mod(a: Any, b: Any) -> Any:
@@ -378,31 +422,67 @@ def _guards(limits: Limits) -> dict[str, Any]:
         return a % b
 
     def safe_round(number: Any, ndigits: Any = None) -> Any:
+        # round(5, -10**9) would compute 10**(10**9) first.
         if ndigits is None:
             return round(number)
         if not isinstance(ndigits, int) or abs(ndigits) > 30:
             raise ValueError("round(x, n) needs a whole number n between -30 and 30")
         return round(number, ndigits)
 
-    return {"_mul": _mul, "_pow": _pow, "_add": _add, "_mod": _mod, "round": safe_round}
+    def safe_int(value: Any, *base: Any) -> int:
+        # Text to number is quadratic in the digits; a reading never has 100.
+        if isinstance(value, str) and len(value) > 100:
+            raise ValueError("int() reads at most 100 characters of text")
+        return int(value, *base)
+
+    def safe_str(value: Any) -> str:
+        if not isinstance(value, _PLAIN):
+            raise TypeError(f"str() turns a number or True/False/None into text, not a {type(value).__name__}")
+        return str(value)
+
+    def _list(*items: Any) -> list:
+        return list(flat(items))
+
+    def _tuple(*items: Any) -> tuple:
+        return flat(items)
+
+    def _set(*items: Any) -> set:
+        return set(flat(items))
+
+    def _dict(*pairs: Any) -> dict:  # key, value, key, value...
+        return dict(zip(flat(pairs)[::2], pairs[1::2]))
+
+    return {"_mul": _mul, "_pow": _pow, "_add": _add, "_mod": _mod, "_list": _list, "_tuple": _tuple,
+            "_set": _set, "_dict": _dict, "round": safe_round, "int": safe_int, "str": safe_str}
+
+
+def _call(name: str, args: list[ast.expr], like: ast.AST) -> ast.Call:
+    return ast.copy_location(ast.Call(ast.Name(name, ast.Load()), args, []), like)
 
 
 class _Guard(ast.NodeTransformer):
-    # a * b -> _mul(a, b); x *= y -> x = _mul(x, y). The _ names cannot be
-    # written by the condition (the checker refuses names starting with _).
+    # a * b -> _mul(a, b); x *= y -> x = _mul(x, y); [a, b] -> _list(a, b).
+    # The _ names cannot be written by the condition: the checker refuses
+    # every name that starts with an underscore.
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
         name = _GUARDED.get(type(node.op))
-        if name is None:
-            return node
-        return ast.copy_location(ast.Call(ast.Name(name, ast.Load()), [node.left, node.right], []), node)
+        return _call(name, [node.left, node.right], node) if name else node
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
-        self.generic_visit(node)
-        value = ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, node.value)
-        ast.copy_location(value, node)
-        assign = ast.Assign([ast.Name(node.target.id, ast.Store())], self.visit_BinOp(value))
+        value = ast.copy_location(ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, node.value), node)
+        assign = ast.Assign([ast.Name(node.target.id, ast.Store())], self.visit(value))
         return ast.copy_location(assign, node)
+
+    def _literal(self, node: ast.List | ast.Tuple | ast.Set) -> ast.AST:
+        self.generic_visit(node)
+        return _call(_LITERALS[type(node)], node.elts, node)
+
+    visit_List = visit_Tuple = visit_Set = _literal
+
+    def visit_Dict(self, node: ast.Dict) -> ast.AST:
+        self.generic_visit(node)
+        return _call("_dict", [part for pair in zip(node.keys, node.values) for part in pair], node)
 
 
 def _guarded(tree: ast.Module) -> ast.Module:
@@ -437,7 +517,7 @@ def _compile(checked: CheckedCondition, limits: Limits) -> tuple[Any, list]:
         return dict(device(device_id))  # a copy: reading never changes a device
 
     names = {"__builtins__": {}, "get": get, "state": state, "abs": abs, "min": min, "max": max, "len": len,
-             "any": any, "all": all, "int": int, "float": float, "str": str, "bool": bool, **_guards(limits)}
+             "any": any, "all": all, "float": float, "bool": bool, **_guards(limits)}
     code = compile(checked.tree, "<condition>", "exec")
     exec(code, names)  # defines the function, nothing else: the checker allows one def and no decorators
     return names[checked.name], tick
