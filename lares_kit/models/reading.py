@@ -166,6 +166,8 @@ def _from_schemas(tools: list[dict[str, Any]]) -> tuple[dict[str, Room], dict[st
                 light_ids += [v for v in values if v not in light_ids]
             elif "device" in key:
                 device_ids += [v for v in values if v not in device_ids]
+    if not room_ids:  # no room enum: guess rooms from ids like "kitchen-light" -> "kitchen"
+        room_ids = list(dict.fromkeys(d.rsplit("-", 1)[0] for d in device_ids + light_ids if "-" in d))
     rooms = {r: Room(r, r.replace("-", " ").replace("_", " ").capitalize()) for r in room_ids}
     devices = {}
     for d in device_ids + [x for x in light_ids if x not in device_ids]:

@@ -127,7 +127,7 @@ def count_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | 
     Examples:
         >>> msgs = [{"role": "user", "content": "turn on the light in the kitchen"}]
         >>> count_request(msgs)
-        15
+        14
         >>> tool = {"type": "function", "function": {"name": "halt", "description": "Stop.",
         ...         "parameters": {"type": "object", "properties": {}}}}
         >>> count_request(msgs, [tool]) > count_request(msgs)
@@ -143,7 +143,7 @@ def count_reply(content: str | None, tool_calls: list[dict[str, Any]] | None = N
         >>> count_reply("Done.")
         2
         >>> count_reply(None, [{"function": {"name": "halt", "arguments": json.dumps({"message_to_user": "Done."})}}])
-        14
+        13
     """
     total = count_tokens(content or "")
     for call in tool_calls or []:
