@@ -7,8 +7,9 @@ entries the parameter descriptions. ``str``, ``int``, ``float``, ``bool``,
 exact JSON schema. A missing type hint or an undocumented argument is a
 :class:`SchemaError` when the schema is built -- never a silent ``"string"``.
 
-Parameters named in :data:`INJECTED` (``home``, ``user``, ``memory``) are
-supplied by the toolkit when the tool runs and are not shown to the model.
+Parameters named in :data:`INJECTED` (``home``, ``user``, ``memory``,
+``monitor``) are supplied by the toolkit when the tool runs and are not shown
+to the model.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ LightId = NewType("LightId", str)
 DeviceId = NewType("DeviceId", str)
 ToolName = NewType("ToolName", str)
 
-INJECTED = ("home", "user", "memory")
+INJECTED = ("home", "user", "memory", "monitor")
 
 
 class SchemaError(TypeError):

@@ -275,6 +275,8 @@ class Toolbox:
     id_enums: bool = True  # put the home's valid ids in the schemas as enums
     # long-term memory for tools with a `memory` parameter (lares_kit.memory.recall); None: no memory
     memory: Any = None
+    # the poller for persistent-command tools with a `monitor` parameter (lares_kit.monitor); None: none
+    monitor: Any = None
     # call key -> home.version if that call changed nothing (else absent)
     _calls: dict[str, int] = field(default_factory=dict, repr=False)
     # tool name -> schema; the ids in the enums (rooms, lights) never change
@@ -323,7 +325,7 @@ class Toolbox:
                                "changed since; doing it again would give the same result. Try something else.", ok=False)
         before = self.home.version
         self.home.tick()
-        injected = {"home": self.home, "user": self.user, "memory": self.memory}
+        injected = {"home": self.home, "user": self.user, "memory": self.memory, "monitor": self.monitor}
         params = inspect.signature(fn).parameters
         try:
             text = fn(**{k: v for k, v in injected.items() if k in params}, **args)
