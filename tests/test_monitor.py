@@ -1,0 +1,235 @@
+"""The poller: SAGE's fridge scenario at the engine level, edges, errors, cancelling, the tools."""
+
+import time
+from datetime import datetime
+
+import pytest
+
+from lares_kit import Toolbox, load_world
+from lares_kit.monitor import PERSISTENT_TOOLS, Action, Monitor, SimClock
+from lares_kit.sandbox import ConditionError
+from lares_kit.tools import DEVICE_TOOLS, set_light
+
+WORLD = """\
+id: fridge-flat
+name: A flat with a fridge
+rooms:
+  - {id: kitchen, name: Kitchen, exits: [dining-room]}
+  - {id: dining-room, name: Dining room, exits: [kitchen]}
+devices:
+  - {id: fridge, name: Fridge, type: fridge, room: kitchen,
+     state: {door: closed, temperature: 4, setpoint: 4, freezer_temperature: -18, freezer_setpoint: -18}}
+  - {id: dining-light, name: Pendant light, type: light, room: dining-room, state: {on: false}}
+  - {id: kitchen-light, name: Spotlights, type: light, room: kitchen, state: {on: true}}
+robot: {id: robot, room: kitchen}
+"""
+FRIDGE_OPEN = "def fridge_open():\n    return get('fridge', 'door') == 'open'"
+
+
+@pytest.fixture
+def home(tmp_path):
+    path = tmp_path / "fridge-flat.yaml"
+    path.write_text(WORLD)
+    return load_world(path)
+
+
+@pytest.fixture(params=["inline", "process"])
+def monitor(request, home):
+    with Monitor(home, isolation=request.param) as m:
+        yield m
+
+
+def door(home, state):
+    # A person opens or closes the fridge: the world changes, not the agent.
+    home.update_device("fridge", {"door": state})
+
+
+def test_fridge_opens_dining_light_turns_on_once_per_opening(monitor, home):
+    turned_on = []
+
+    def agent(firing):  # stands for the SAGE agent running the stored instruction
+        turned_on.append(firing.time)
+        return set_light(home, "dining-light", True)
+
+    cid = monitor.register(FRIDGE_OPEN, Action("turn on the dining room light", agent), "the fridge door is open")
+    assert cid == "fridge_open"
+    before = home.device_states()
+
+    assert monitor.tick() == []  # closed
+    door(home, "open")
+    fired = monitor.tick()  # opened: fires
+    assert [f.instruction for f in fired] == ["turn on the dining room light"]
+    assert fired[0].result.startswith("The pendant light in the Dining room (dining-light) is now on.")
+    for _ in range(3):
+        assert monitor.tick() == []  # stays open: no more
+    home.update_device("dining-light", {"on": False})
+    door(home, "closed")
+    assert monitor.tick() == []
+    door(home, "open")
+    assert len(monitor.tick()) == 1  # reopened: fires again
+    assert turned_on == [datetime(2024, 1, 1, 8, 0, 20), datetime(2024, 1, 1, 8, 1, 10)]
+
+    after = home.device_states()
+    changed = {d for d in after if after[d] != before[d]}
+    assert changed == {"fridge", "dining-light"}  # the door we opened, the light the action turned on
+    assert [c.fired for c in monitor.timeline] == [False, False, True, False, False, False, False, True]
+    assert [c.value for c in monitor.timeline] == [False, False, True, True, True, True, False, True]
+    assert monitor.conditions[cid].fired == 2
+
+
+def test_already_true_when_registered_waits_for_the_next_edge(monitor, home):
+    door(home, "open")
+    monitor.register(FRIDGE_OPEN, Action("say hi"))
+    assert monitor.tick() == []
+    door(home, "closed")
+    monitor.tick()
+    door(home, "open")
+    assert len(monitor.tick()) == 1
+
+
+def test_conditions_never_change_the_home(monitor, home):
+    monitor.register(FRIDGE_OPEN, Action("nothing"))
+    monitor.register("def reads_all():\n    s = state('fridge')\n    return s['door'] == 'open' and "
+                     "get('kitchen-light', 'on')", Action("nothing"))
+    before, version = home.device_states(), home.version
+    for _ in range(5):
+        monitor.tick()
+    assert home.device_states() == before and home.version == version
+
+
+def test_without_an_action_nothing_fires_until_notify(monitor, home):
+    cid = monitor.register(FRIDGE_OPEN, description="the fridge door is open")
+    door(home, "open")
+    assert monitor.tick() == []
+    door(home, "closed")
+    monitor.tick()
+    monitor.notify(cid, Action("turn on the dining room light"))
+    door(home, "open")
+    assert [f.condition_id for f in monitor.tick()] == [cid]
+
+
+def test_on_fire_runs_actions_without_a_callback(home):
+    seen = []
+    with Monitor(home, isolation="inline", on_fire=lambda f: seen.append(f.instruction)) as monitor:
+        monitor.register(FRIDGE_OPEN, Action("turn on the dining room light"))
+        door(home, "open")
+        monitor.tick()
+    assert seen == ["turn on the dining room light"]
+
+
+def test_once_cancels_after_the_first_firing(monitor, home):
+    monitor.register(FRIDGE_OPEN, Action("turn all the lights off", once=True))
+    door(home, "open")
+    assert len(monitor.tick()) == 1
+    assert monitor.list() == []
+    door(home, "closed")
+    monitor.tick()
+    door(home, "open")
+    assert monitor.tick() == []
+
+
+def test_cancel_and_list(monitor, home):
+    a = monitor.register(FRIDGE_OPEN, Action("a"))
+    b = monitor.register(FRIDGE_OPEN, Action("b"))
+    assert (a, b) == ("fridge_open", "fridge_open_2")
+    assert [c.id for c in monitor.list()] == [a, b]
+    assert monitor.cancel(a).id == a
+    door(home, "open")
+    assert [f.instruction for f in monitor.tick()] == ["b"]
+    with pytest.raises(ConditionError, match="There is no condition 'fridge_opn'. Did you mean 'fridge_open_2'"):
+        monitor.cancel("fridge_opn")
+
+
+def test_failing_condition_is_reported_then_disabled_and_the_poller_goes_on(monitor, home):
+    monitor.register("def ratio():\n    return 10 / get('fridge', 'setpoint') > 100", Action("never"))
+    monitor.register(FRIDGE_OPEN, Action("still works"))
+    home.update_device("fridge", {"setpoint": 0})  # a reading the condition did not expect
+    for _ in range(4):
+        monitor.tick()
+    ratio = monitor.conditions["ratio"]
+    assert not ratio.enabled and ratio.errors == 3
+    assert "ZeroDivisionError" in ratio.last_error
+    assert len(monitor.notices) == 3 and "failed 3 times in a row and was disabled" in monitor.notices[-1]
+    assert [c.error is not None for c in monitor.timeline if c.condition_id == "ratio"] == [False, True, True, True]
+    door(home, "open")
+    assert [f.instruction for f in monitor.tick()] == ["still works"]
+
+
+def test_a_failing_action_is_reported_and_the_poller_goes_on(monitor, home):
+    def broken(firing):
+        raise RuntimeError("the agent crashed")
+
+    monitor.register(FRIDGE_OPEN, Action("x", broken))
+    door(home, "open")
+    (firing,) = monitor.tick()
+    assert firing.error == "RuntimeError: the agent crashed"
+    assert "failed: RuntimeError: the agent crashed" in monitor.notices[0]
+
+
+@pytest.mark.parametrize("code, words", [
+    ("def f():\n    return get('fridg', 'door') == 'open'", "device 'fridg' that is not in the home. Did you mean 'fridge'"),
+    ("def f():\n    return get('fridge', 'dor') == 'open'", "reads 'dor' of 'fridge', which it does not have; fridge has: door"),
+    ("def f():\n    import os\n    return True", "Line 2: imports are not allowed"),
+    ("def f():\n    return get('fridge', 'door')", "tested on the home now and failed: The condition returned 'closed'"),
+    ("def f():\n    if False:\n        return get('frige', 'door') == 'x'\n    return True", "Did you mean 'fridge'"),
+])
+def test_register_refuses_with_a_sentence(monitor, code, words):
+    with pytest.raises(ConditionError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        monitor.register(code, Action("x"))
+    assert monitor.list() == []
+
+
+def test_sim_clock():
+    clock = SimClock(datetime(2024, 5, 1, 18, 0))
+    assert clock.advance(10) == datetime(2024, 5, 1, 18, 0, 10)
+    with pytest.raises(ValueError):
+        clock.advance(-1)
+
+
+# ------------------------------------------------------------------- tools
+def test_tools_through_the_toolbox(home):
+    with Monitor(home) as monitor:
+        # block_repeats off: the repeat filter watches home.version, and cancelling a
+        # condition changes the monitor, not the home, so a second list_conditions is no repeat.
+        box = Toolbox(home, tools=[*DEVICE_TOOLS, *PERSISTENT_TOOLS], monitor=monitor, block_repeats=False)
+        schema = box.schema("create_condition")["function"]
+        assert list(schema["parameters"]["properties"]) == ["code", "description"]  # monitor is injected
+        obs = box.dispatch("create_condition", {"code": FRIDGE_OPEN, "description": "the fridge door is open"})
+        assert obs.ok and obs.text.startswith("Condition 'fridge_open' (the fridge door is open) is ready; it is False now.")
+        obs = box.dispatch("notify_on_condition", {"condition_id": "fridge_open",
+                                                   "instruction": "turn on the dining room light"})
+        assert obs.ok and "When the fridge door is open becomes true, I will: turn on the dining room light." in obs.text
+        door(home, "open")
+        assert [f.instruction for f in monitor.tick()] == ["turn on the dining room light"]
+        listed = box.dispatch("list_conditions", {}).text
+        assert "- fridge_open (the fridge door is open): now True, fired 1 times; then: turn on the dining" in listed
+        bad = box.dispatch("create_condition", {"code": "def f():\n    while True:\n        pass\n    return True",
+                                                "description": "x"})
+        assert not bad.ok and bad.content.startswith("Error: Line 2: loops are not allowed in a condition")
+        assert box.dispatch("cancel_condition", {"condition_id": "fridge_open"}).ok
+        assert box.dispatch("list_conditions", {}).text == "No conditions are being watched."
+        assert not box.dispatch("cancel_condition", {"condition_id": "fridge_open"}).ok
+
+
+def test_tools_without_a_monitor_say_so(home):
+    box = Toolbox(home, tools=PERSISTENT_TOOLS)
+    obs = box.dispatch("list_conditions", {})
+    assert not obs.ok and "this Toolbox has no monitor" in obs.text
+
+
+# -------------------------------------------------------------------- cost
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+def test_cost_per_tick_is_small(home, isolation, capsys):
+    with Monitor(home, isolation=isolation) as monitor:
+        for n in range(20):
+            monitor.register(FRIDGE_OPEN.replace("fridge_open", f"c{n}"), Action("x"))
+        monitor.tick()  # warm up
+        monitor.seconds_evaluating = 0.0
+        started = time.perf_counter()
+        for _ in range(50):
+            monitor.tick()
+        per_tick = (time.perf_counter() - started) / 50
+    with capsys.disabled():
+        print(f"\n[{isolation}] 20 conditions: {per_tick * 1e3:.3f} ms per tick, "
+              f"{monitor.seconds_evaluating / 50 / 20 * 1e6:.1f} us per condition evaluation")
+    assert per_tick < 0.1  # generous: a poller ticks every 10 simulated seconds
