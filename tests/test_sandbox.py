@@ -15,7 +15,13 @@ import pytest
 import yaml
 
 import lares_kit.sandbox as sandbox_module
-from lares_kit.sandbox import ConditionError, Limits, Sandbox, check_condition, run_condition
+from lares_kit.sandbox import (
+    ConditionError,
+    Limits,
+    Sandbox,
+    check_condition,
+    run_condition,
+)
 
 CORPUS = Path(sandbox_module.__file__).parent / "data" / "sandbox_attacks.yaml"
 ATTACKS = yaml.safe_load(CORPUS.read_text(encoding="utf-8"))
@@ -73,7 +79,7 @@ def test_attack_is_stopped_in_the_worker(attack, worker_box, canary):
     states_before = repr(STATES)
     stage, message = stop_stage(worker_box, attack, canary)
     assert stage == attack["stopped_by"], message
-    assert message.startswith("Line ") or message.startswith("The "), message  # a sentence for the model
+    assert message.startswith(("Line ", "The ")), message  # a sentence for the model
     assert not canary.exists()
     assert repr(STATES) == states_before
     if worker_box._worker.running:  # the worker starts with the first condition that passes the checker
@@ -107,10 +113,10 @@ LEGITIMATE = [
     ("def open_and_dark():\n    return get('fridge', 'door') == 'open' and not get('dining-light', 'on')", True),
     ("def either():\n    return get('dining-light', 'on') or get('kitchen-light', 'brightness') >= 50", True),
     ("def drift():\n    t = get('fridge', 'temperature')\n    return abs(t - get('fridge', 'setpoint')) * 2 + 1 < 3", True),
-    ("def dim() -> bool:\n    '''The kitchen light is below a third.'''\n"
-     "    return round(get('kitchen-light', 'brightness') / 3, 1) < 30", True),
-    ("def branch():\n    door = state('fridge')['door']\n    if door == 'open':\n        return True\n"
-     "    else:\n        return False", True),
+    (("def dim() -> bool:\n    '''The kitchen light is below a third.'''\n"
+      "    return round(get('kitchen-light', 'brightness') / 3, 1) < 30"), True),
+    (("def branch():\n    door = state('fridge')['door']\n    if door == 'open':\n        return True\n"
+      "    else:\n        return False"), True),
     ("def any_on():\n    return any([get('dining-light', 'on'), get('kitchen-light', 'on')])", True),
     ("def all_on():\n    return all([get('dining-light', 'on'), get('kitchen-light', 'on')])", False),
     ("def counted():\n    n = 0\n    n += 1 if get('kitchen-light', 'on') else 0\n    n += 2\n    return n == 3", True),
@@ -219,7 +225,7 @@ def test_memory_limit_stops_a_huge_allocation_in_the_jail():
               "print(sandbox._jail(sandbox.Limits()))\n"
               "try:\n    x = bytearray(2 * 10**9)\nexcept MemoryError:\n    print('MemoryError')\n")
     done = subprocess.run([sys.executable, "-I", "-S", "-c", script, folder], capture_output=True, text=True,
-                          timeout=30)
+                          timeout=30, check=False)
     assert "RLIMIT_AS=268435456" in done.stdout
     assert "MemoryError" in done.stdout
 
