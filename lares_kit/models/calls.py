@@ -36,18 +36,28 @@ def default(spec: dict[str, Any]) -> Any:
     return {"boolean": False, "integer": 0, "number": 0, "array": [], "object": {}}.get(kind, "")
 
 
+def _allowed(value: Any, spec: dict[str, Any]) -> bool:
+    # Does the value fit the parameter's enum and basic type? (A sentence is no room id.)
+    if spec.get("enum") and value not in spec["enum"]:
+        return False
+    kinds = spec.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds] if kinds else []
+    python = {"string": str, "boolean": bool, "integer": int, "number": (int, float), "object": dict, "array": list}
+    return not kinds or any(isinstance(value, python.get(k, object)) for k in kinds)
+
+
 def fit(args: dict[str, Any], tool: dict[str, Any]) -> dict[str, Any]:
     """Contract arguments renamed to the tool's own parameter names; missing required ones defaulted."""
     params = props(tool)
-    if not params:  # a stub with no schema (intent enum, ReAct prompt): keep the contract names
-        return dict(args)
+    if "properties" not in ((tool.get("function") or {}).get("parameters") or {}):
+        return dict(args)  # a stub with no schema (intent enum, ReAct prompt): keep the contract names
     by_norm = {norm(p): p for p in params}
     fitted: dict[str, Any] = {}
     for key, value in args.items():
         target = by_norm.get(norm(key))
         if target is None and len(params) == 1:
             target = next(iter(params))
-        if target is not None and target not in fitted:
+        if target is not None and target not in fitted and _allowed(value, params[target] or {}):
             fitted[target] = value
     required = ((tool.get("function") or {}).get("parameters") or {}).get("required") or []
     for name in required:

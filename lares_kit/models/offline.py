@@ -139,10 +139,24 @@ def _forced(b: Beliefs, tool: dict[str, Any]) -> Reply:
             call = render(intention, only)
             if call is not None:
                 return Reply(calls=[call])
-    # The forced function is not what the plan needs next: fill it as sensibly as the plan allows.
-    why = plan(b, CONTRACT_TOOLS)[0]
-    text = why.args.get("message_to_user") or f"I had not finished. Next I would have: {why.why}"
-    return Reply(calls=[(tool["function"]["name"], fit({"message_to_user": text, "question": text}, tool))])
+    return Reply(calls=[(tool["function"]["name"], _fallback(b, tool))])
+
+
+def _fallback(b: Beliefs, tool: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for a forced function the plan does not need now: valid, and as harmless as possible."""
+    first = plan(b, CONTRACT_TOOLS)[0]
+    name = norm(tool["function"]["name"])
+    if name == "askuser":
+        args: dict[str, Any] = {"question": f"Before I go on, is there anything I should know? Next I would: {first.why}"}
+    else:
+        args = {"message_to_user": first.args.get("message_to_user") or f"I have not finished. Next I would: {first.why}"}
+    if name == "moverobot" and b.robot in b.rooms and b.neighbours(b.robot):
+        args = {"destination_room_id": b.neighbours(b.robot)[0]}  # a legal move, at least
+    lights = b.lights_in(b.robot or "") or [d for d in b.devices.values() if d.type == "light"]
+    if name in ("togglelight", "setlight", "readdevice") and lights:
+        # set_light to the state it already has changes nothing
+        args = {"light_id": lights[0].id, "device_id": lights[0].id, "on": lights[0].state.get("on", True)}
+    return fit(args, tool)
 
 
 def respond(request: dict[str, Any]) -> Reply:
@@ -174,9 +188,11 @@ def respond(request: dict[str, Any]) -> Reply:
         reply = _calls_for(b, plan(b, set(by_norm)), by_norm, request.get("parallel_tool_calls") is not False)
         if reply.calls or choice != "required":
             return reply
-        halt = by_norm.get("halt")
-        return Reply(calls=[(halt or tools[0])["function"]["name"],
-                            fit({"message_to_user": reply.content}, halt or tools[0])])
+        # "required" but the plan would answer in text: halt if offered, else the most harmless call.
+        if "halt" in by_norm:
+            return Reply(calls=[(by_norm["halt"]["function"]["name"], fit({"message_to_user": reply.content},
+                                                                             by_norm["halt"]))])
+        return Reply(calls=[(tools[0]["function"]["name"], _fallback(b, tools[0]))])
     fmt = request.get("response_format") or {}
     if fmt.get("type") in ("json_object", "json_schema"):
         b = read_request(messages, tools)

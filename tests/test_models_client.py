@@ -1,0 +1,124 @@
+"""make_client, the missing-key path, load_api_key, and what lares_kit.models may import."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import openai
+import pytest
+
+from lares_kit.errors import LaresError
+from lares_kit.models import MissingAPIKey, load_api_key, make_async_client, make_client, resolve_model
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "lares_kit" / "models"
+
+
+def test_offline_client_is_a_real_openai_client():
+    client = make_client(max_retries=0)
+    assert isinstance(client, openai.OpenAI) and client.max_retries == 0
+    assert isinstance(make_async_client(), openai.AsyncOpenAI)
+    assert client.models.list().data[0].id == "offline"
+
+
+def test_resolve_model(monkeypatch):
+    monkeypatch.delenv("LARES_MODEL", raising=False)
+    assert resolve_model() == "offline"
+    monkeypatch.setenv("LARES_MODEL", "llama3.2")
+    assert resolve_model() == "llama3.2" and resolve_model("gpt-4o") == "gpt-4o"
+
+
+def test_remote_model_uses_base_url_and_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    client = make_client("llama3.2", timeout=5.0)
+    assert str(client.base_url) == "http://127.0.0.1:9/v1/" and client.api_key == "sk-test"
+    assert client.max_retries == 2 and client.timeout == 5.0
+
+
+@pytest.mark.parametrize("factory", [make_client, make_async_client])
+def test_missing_key_fails_before_any_request(monkeypatch, factory):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(MissingAPIKey) as info:
+        factory("gpt-4o-mini")
+    assert isinstance(info.value, LaresError)
+    assert "OPENAI_API_KEY" in str(info.value) and "--model offline" in str(info.value)
+
+
+def _env_without_key(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "LARES_MODEL")}
+    return env | extra
+
+
+def test_cli_run_missing_key_exits_2_without_traceback():
+    pytest.importorskip("lares_kit.agents.run")
+    from lares_kit.agents import run
+
+    if not hasattr(run, "cli_run"):
+        pytest.skip("lares run is not built yet")
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "run", "x", "--model", "gpt-4o-mini"],
+                          capture_output=True, text=True, env=_env_without_key(), cwd=ROOT, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "OPENAI_API_KEY" in proc.stderr and "offline" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_load_api_key_sources(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert load_api_key() == "none"
+    (tmp_path / ".env").write_text("# secrets\nexport OPENAI_API_KEY=\"sk-from-file\"\n")
+    nested = tmp_path / "notebooks"
+    nested.mkdir()
+    monkeypatch.chdir(nested)  # a notebook runs one folder down; the .env is at the root
+    source = load_api_key()
+    assert source.startswith(".env file") and "sk-from-file" not in source
+    assert os.environ["OPENAI_API_KEY"] == "sk-from-file"
+    assert load_api_key() == "environment"
+
+
+def test_load_api_key_colab(tmp_path, monkeypatch):
+    import types
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    colab = types.ModuleType("google.colab")
+    colab.userdata = types.SimpleNamespace(get=lambda name: "sk-colab" if name == "OPENAI_API_KEY" else None)
+    google = types.ModuleType("google")
+    google.colab = colab
+    monkeypatch.setitem(sys.modules, "google", google)
+    monkeypatch.setitem(sys.modules, "google.colab", colab)
+    assert load_api_key() == "Colab secrets" and os.environ["OPENAI_API_KEY"] == "sk-colab"
+
+
+def test_import_lares_kit_does_not_import_openai():
+    code = "import sys, lares_kit; lares_kit.load_world('lares-home'); print('openai' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr
+    lazy = "import sys, lares_kit; lares_kit.make_client; print('openai' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.stdout.strip() == "True", out.stderr
+
+
+FORBIDDEN = {"lares_kit.home", "lares_kit.worlds", "lares_kit.tools", "lares_kit.agents", "lares_kit.episode"}
+
+
+@pytest.mark.parametrize("path", sorted(MODELS.glob("*.py")), ids=lambda p: p.name)
+def test_models_never_import_the_home(path):
+    # The offline model may know only what a request tells it: no import of the home, worlds, tools or agents.
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from ..home import X  ->  lares_kit.home
+                base = ".".join(["lares_kit", "models"][: 2 - (node.level - 1)] + ([base] if base else []))
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            assert not any(name == f or name.startswith(f + ".") for f in FORBIDDEN), f"{path.name} imports {name}"
