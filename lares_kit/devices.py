@@ -64,7 +64,12 @@ DEVICE_TYPES: dict[str, dict[str, Attribute]] = {
     "kettle": {"on": _B},
     "alarm": {"armed": _B},
     "smoke-alarm": {"on": _B},
-    "sensor": {},
+    # Readings a sensor may report (read-only); a sensor's other state keys are read-only too.
+    "sensor": {"temperature": _num(-40, 60, "°C", read_only=True), "humidity": _num(0, 100, "%", read_only=True),
+               "co2": _num(0, 5000, "ppm", read_only=True)},
+    # A building's air conditioner (the smart-building paper's HVAC): on/off, mode, target, fan speed.
+    "hvac": {"on": _B, "mode": Attribute("choice", choices=("cool", "heat", "fan", "dry", "auto")),
+             "target": _num(16, 30, "°C"), "fan_speed": Attribute("choice", choices=("auto", "low", "medium", "high"))},
     # SAGE's fridge: a door contact (a sensor: people open it, agents read it) and two compartments.
     "fridge": {"door": Attribute("choice", choices=("open", "closed"), read_only=True),
                "temperature": _num(-5, 15, "°C", read_only=True), "setpoint": _num(1, 7, "°C"),

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .home import Home
-from .devices import attributes_of, check_value
+from .devices import Attribute, attributes_of, check_value
 from .schema import DeviceId, LightId, RoomId, ToolName, check_arguments, tool_schema
 from .users import NoAnswer, NoUser, User
 
@@ -169,17 +169,23 @@ def set_device(home: Home, device_id: DeviceId, attribute: str, value: bool | fl
     where = f"the {dev.name.lower()} in the {home.room_name(dev.room)} ({dev.id})"
     if spec is None or spec.read_only:
         settable = [f"{n} ({a.describe()})" for n, a in attrs.items() if not a.read_only]
-        what = "can be read but not set" if spec is not None else "is not a setting of"
-        raise ToolError(f"{attribute!r} {what} {where}. It can set: {'; '.join(settable) or 'nothing'}.")
+        what = "can be read but not set on" if spec is not None else "is not a setting of"
+        can = f"It can set: {'; '.join(settable)}." if settable else "It has no settings; it only reports readings."
+        raise ToolError(f"{attribute!r} {what} {where}. {can}")
     new, allowed = check_value(spec, value)
     if allowed:
         raise ToolError(f"{value!r} is not a valid {attribute} for {where}; use {allowed}.")
-    if dev.state.get(attribute) == new:
-        return f"The {attribute} of {where} is already {_words(new)}; nothing changed."
     old = dev.state.get(attribute)
+    if spec.kind == "bool":  # "the window ... is now open (was closed)", not "the open of the window is now true"
+        subject, now, was = where, _flag(attribute, new), _flag(attribute, old)
+    else:
+        subject, now, was = f"the {attribute} of {where}", _words(new), _words(old)
+    subject = subject[0].upper() + subject[1:]
+    if old == new:
+        return f"{subject} is already {now}; nothing changed."
     home.update_device(dev.id, {attribute: new})
-    before = f" (was {_words(old)})" if old is not None else ""
-    return f"The {attribute} of {where} is now {_words(new)}{before}."
+    before = f" (was {was})" if old is not None else ""
+    return f"{subject} is now {now}{before}."
 
 
 def read_device(home: Home, device_id: DeviceId) -> str:
@@ -189,15 +195,33 @@ def read_device(home: Home, device_id: DeviceId) -> str:
         device_id: ID of the device, e.g. "hall-thermostat".
     """
     dev = _device(home, device_id)
-    state = ", ".join(f"{k} {_words(v)}" for k, v in dev.state.items()) or "no readings"
-    settable = [f"{n} ({a.describe()})" for n, a in attributes_of(dev.type, dev.capabilities).items() if not a.read_only]
-    return (f"The {dev.name.lower()} in the {home.room_name(dev.room)} ({dev.id}) is a {dev.type}: {state}. "
-            f"Settings: {'; '.join(settable) or 'none'}.")
+    attrs = attributes_of(dev.type, dev.capabilities)
+    state = ", ".join(_flag(k, v) if isinstance(v, bool) else f"{k} {_words(v, attrs.get(k))}"
+                      for k, v in dev.state.items()) or "no readings"
+    settable = [f"{n} ({a.describe()})" for n, a in attrs.items() if not a.read_only]
+    # A world file's device description (e.g. what readings are comfortable) helps the model judge them.
+    note = f" {dev.description}" if dev.description else ""
+    article = "an" if dev.type[:1] in "aeiou" else "a"
+    return (f"The {dev.name.lower()} in the {home.room_name(dev.room)} ({dev.id}) is {article} {dev.type}: {state}. "
+            f"Settings: {'; '.join(settable) or 'none, it only reports readings'}.{note}")
 
 
-def _words(value: Any) -> str:
+# A true/false setting in words, (when true, when false); others read "muted" / "not muted".
+_FLAG_WORDS = {"on": ("on", "off"), "open": ("open", "closed"), "locked": ("locked", "unlocked"),
+               "armed": ("armed", "disarmed")}
+
+
+def _flag(attribute: str, value: Any) -> str:
+    yes, no = _FLAG_WORDS.get(attribute, (attribute, f"not {attribute}"))
+    return yes if value else no
+
+
+def _words(value: Any, spec: Attribute | None = None) -> str:
+    # A number reads with its unit when the spec has one: "28.5 °C", "71%", "1650 ppm".
     if isinstance(value, bool):
         return {True: "true", False: "false"}[value]
+    if spec is not None and spec.unit and isinstance(value, (int, float)):
+        return f"{value}{'' if spec.unit.startswith('%') else ' '}{spec.unit}"
     return str(value)
 
 
