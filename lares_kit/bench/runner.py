@@ -186,12 +186,14 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
 
     records: list[dict[str, Any] | None] = [_saved(job, runs) for job in jobs]
     resumed = sum(r is not None for r in records)
-    todo = [i for i, r in enumerate(records) if r is None]
+    oracle_of = [oracles[(j.task.id, j.seed if j.task.setup.shuffle else 0)] for j in jobs]
+    # Longest first, so no long search starts last and runs alone: the oracle's
+    # count is the best estimate of an episode's length known before it runs.
+    todo = sorted((i for i, r in enumerate(records) if r is None), key=lambda i: -oracle_of[i])
     start = time.perf_counter()
     with _progress(len(jobs)) as bar, ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         bar.update(resumed)
-        futures = {pool.submit(run_job, jobs[i], worlds[jobs[i].task.world], clients[jobs[i].model],
-                               oracles[(jobs[i].task.id, jobs[i].seed if jobs[i].task.setup.shuffle else 0)]): i
+        futures = {pool.submit(run_job, jobs[i], worlds[jobs[i].task.world], clients[jobs[i].model], oracle_of[i]): i
                    for i in todo}
         for future in as_completed(futures):
             i = futures[future]
