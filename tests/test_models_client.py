@@ -12,7 +12,13 @@ import openai
 import pytest
 
 from lares_kit.errors import LaresError
-from lares_kit.models import MissingAPIKey, load_api_key, make_async_client, make_client, resolve_model
+from lares_kit.models import (
+    MissingAPIKey,
+    load_api_key,
+    make_async_client,
+    make_client,
+    resolve_model,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "lares_kit" / "models"
@@ -61,7 +67,7 @@ def test_cli_run_missing_key_exits_2_without_traceback():
     if not hasattr(run, "cli_run"):
         pytest.skip("lares run is not built yet")
     proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "run", "x", "--model", "gpt-4o-mini"],
-                          capture_output=True, text=True, env=_env_without_key(), cwd=ROOT, timeout=120)
+                          capture_output=True, text=True, env=_env_without_key(), cwd=ROOT, timeout=120, check=False)
     assert proc.returncode == 2, proc.stderr
     assert "OPENAI_API_KEY" in proc.stderr and "offline" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
@@ -97,10 +103,10 @@ def test_load_api_key_colab(tmp_path, monkeypatch):
 
 def test_import_lares_kit_does_not_import_openai():
     code = "import sys, lares_kit; lares_kit.load_world('lares-home'); print('openai' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
     assert out.stdout.strip() == "False", out.stderr
     lazy = "import sys, lares_kit; lares_kit.make_client; print('openai' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    out = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
     assert out.stdout.strip() == "True", out.stderr
 
 

@@ -6,7 +6,12 @@ import pytest
 
 from lares_kit import Toolbox, load_world
 from lares_kit.models import tokens
-from lares_kit.models.tokens import count_reply, count_request, count_tokens, encoding_name
+from lares_kit.models.tokens import (
+    count_reply,
+    count_request,
+    count_tokens,
+    encoding_name,
+)
 
 
 def test_real_encoding_without_download():

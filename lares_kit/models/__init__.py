@@ -42,9 +42,23 @@ This package does not import the home, the worlds or the tools: the offline
 model knows only what a request tells it.
 """
 
-from .client import (OFFLINE_BASE_URL, MissingAPIKey, load_api_key, make_async_client, make_client,
-                     resolve_model)
+from .client import (
+                     OFFLINE_BASE_URL,
+                     MissingAPIKey,
+                     load_api_key,
+                     make_async_client,
+                     make_client,
+                     resolve_model,
+)
 from .tokens import count_request, count_tokens
 
-__all__ = ["make_client", "make_async_client", "resolve_model", "MissingAPIKey", "load_api_key",
-           "count_tokens", "count_request", "OFFLINE_BASE_URL"]
+__all__ = [
+                     "OFFLINE_BASE_URL",
+                     "MissingAPIKey",
+                     "count_request",
+                     "count_tokens",
+                     "load_api_key",
+                     "make_async_client",
+                     "make_client",
+                     "resolve_model",
+]

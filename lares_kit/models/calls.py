@@ -15,7 +15,7 @@ from typing import Any
 from .planning import Intention
 from .reading import norm
 
-__all__ = ["CONTRACT_TOOLS", "CARRIERS", "props", "default", "fit", "render", "fake_tools"]
+__all__ = ["CARRIERS", "CONTRACT_TOOLS", "default", "fake_tools", "fit", "props", "render"]
 
 CONTRACT_TOOLS = {"togglelight", "setlight", "moverobot", "lookwithrobot", "setdevice", "readdevice", "askuser", "halt"}
 # intention action -> the tools that can carry it, best first

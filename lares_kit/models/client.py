@@ -28,7 +28,7 @@ import openai
 from ..errors import LaresError
 from .transport import AsyncOfflineTransport, OfflineTransport, httpx
 
-__all__ = ["MissingAPIKey", "resolve_model", "make_client", "make_async_client", "load_api_key", "OFFLINE_BASE_URL"]
+__all__ = ["OFFLINE_BASE_URL", "MissingAPIKey", "load_api_key", "make_async_client", "make_client", "resolve_model"]
 
 # The offline client's base URL: never resolved, the transport answers first.
 OFFLINE_BASE_URL = "http://offline.lares.invalid/v1"

@@ -39,7 +39,7 @@ from .calls import CARRIERS, CONTRACT_TOOLS, fake_tools, render
 from .planning import Intention
 from .reading import Beliefs, Call, norm, read_request, text_of
 
-__all__ = ["wants_react", "react_beliefs", "react_reply", "json_reply", "parse_react"]
+__all__ = ["json_reply", "parse_react", "react_beliefs", "react_reply", "wants_react"]
 
 _LABEL = re.compile(r"^\s*(?:Question|New input|Input|Instruction|User)\s*:\s*", re.IGNORECASE)
 SNAKE = {"togglelight": "toggle_light", "setlight": "set_light", "moverobot": "move_robot",
@@ -77,7 +77,7 @@ def parse_react(text: str) -> list[Call]:
             continue
         name = value.get("tool") or value.get("name") or value.get("action") or ""
         args = value.get("arguments") or value.get("args") or value.get("action_input") or {}
-        obs = re.match(r"\s*Observation:\s*(.*?)(?=\n\s*(?:Thought|Action|Final Answer):|\Z)", text[end:], re.S)
+        obs = re.match(r"\s*Observation:\s*(.*?)(?=\n\s*(?:Thought|Action|Final Answer):|\Z)", text[end:], re.DOTALL)
         calls.append(Call(str(name), args if isinstance(args, dict) else {}, obs.group(1).strip() if obs else None))
     return calls
 

@@ -68,7 +68,7 @@ from .formats import json_reply, react_beliefs, react_reply, wants_react
 from .planning import Intention, plan
 from .reading import Beliefs, norm, read_request
 
-__all__ = ["Reply", "respond", "MODEL_NAME"]
+__all__ = ["MODEL_NAME", "Reply", "respond"]
 
 MODEL_NAME = "offline"
 

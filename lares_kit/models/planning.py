@@ -19,9 +19,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .reading import Beliefs, norm
-from .understanding import Change, Goal, daytime_answer, describe, understand, words_of, _rooms_in
+from .understanding import (
+    Change,
+    Goal,
+    _rooms_in,
+    daytime_answer,
+    describe,
+    understand,
+    words_of,
+)
 
-__all__ = ["Intention", "plan", "STAND_IN", "route"]
+__all__ = ["STAND_IN", "Intention", "plan", "route"]
 
 STAND_IN = ("I am lares_kit's offline model: a rule-based teaching stand-in, not a real language model, and I could "
             "not understand this instruction: {instruction!r}. I can switch lights and devices by room or name, search "

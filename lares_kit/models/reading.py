@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Call", "Room", "Dev", "Beliefs", "text_of", "norm", "read_request", "KNOWLEDGE_TAG"]
+__all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "norm", "read_request", "text_of"]
 
 KNOWLEDGE_TAG = "WORLD KNOWLEDGE"
 _NOW = re.compile(r"\(([\w.:-]+)\) is (?:now|already) (on|off)\b")

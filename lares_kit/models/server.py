@@ -27,19 +27,19 @@ import argparse
 import sys
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 from .wire import handle
 
-__all__ = ["ModelServer", "cli_serve", "Intercept"]
+__all__ = ["Intercept", "ModelServer", "cli_serve"]
 
 Response = tuple[int, dict[str, str], bytes]
 Intercept = Callable[[str, str, bytes], "Response | None"]
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "_HTTPServer"
+    server: _HTTPServer
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
     disable_nagle_algorithm = True  # headers and body are two writes: without this each reply stalls ~40 ms on a delayed ACK
 
@@ -69,7 +69,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
-    owner: "ModelServer"
+    owner: ModelServer
 
 
 class ModelServer:
@@ -92,7 +92,7 @@ class ModelServer:
         host, port = self.address
         return f"http://{host}:{port}/v1"
 
-    def start(self) -> "ModelServer":
+    def start(self) -> ModelServer:
         """Serve in a background thread; returns self."""
         self._thread = threading.Thread(target=self._http.serve_forever, name="lares-serve-model", daemon=True)
         self._thread.start()
@@ -109,7 +109,7 @@ class ModelServer:
             self._thread = None
         self._http.server_close()
 
-    def __enter__(self) -> "ModelServer":
+    def __enter__(self) -> ModelServer:  # noqa: PYI034 -- Python 3.10 has no typing.Self
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

