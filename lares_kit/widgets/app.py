@@ -43,6 +43,9 @@ EXAMPLES = [
 ]
 
 
+_LIST = "list-style:none;padding-left:0;line-height:1.35"  # entries carry their step number
+
+
 class PageUser:
     """The person looking at the page. ``ask`` shows the question and waits for :meth:`answer`.
 
@@ -97,7 +100,7 @@ def step_html(step: Any) -> str:
 
     Examples:
         >>> step_html(Intent("The kitchen is dark.", "set_light"))
-        '<li class="lares-step" data-kind="intent"><i>thinks</i> The kitchen is dark. &rarr; <b>set_light</b></li>'
+        '<li class="lares-step" data-kind="intent" data-turn="0"><b class="lares-turn">0</b> <i>thinks</i> The kitchen is dark. &rarr; <b>set_light</b></li>'
     """
     if isinstance(step, Intent):
         body = f"<i>thinks</i> {html.escape(step.reasoning)} &rarr; <b>{html.escape(step.function)}</b>"
@@ -113,7 +116,9 @@ def step_html(step: Any) -> str:
         body = f'<span style="color:#b00020"><i>error</i> {html.escape(step.message)}</span>'
     else:
         body = html.escape(str(step))
-    return f'<li class="lares-step" data-kind="{getattr(step, "kind", "other")}">{body}</li>'
+    turn = getattr(step, "turn", 0)
+    return (f'<li class="lares-step" data-kind="{getattr(step, "kind", "other")}" data-turn="{turn}">'
+            f'<b class="lares-turn">{turn}</b> {body}</li>')
 
 
 def _history_html(messages: list[dict[str, Any]]) -> list[str]:
@@ -159,7 +164,7 @@ class AgentApp:
         self._thread: threading.Thread | None = None
 
         self.map = HomeMap(home, god_view=True)  # the page shows the truth, as the Lares UI does
-        self.instruction = w.Text(placeholder="Tell Lares what to do", layout=w.Layout(width="100%"))
+        self.instruction = w.Text(placeholder="Tell Lares what to do", layout=w.Layout(width="96%"))
         self.run_button = w.Button(description="Run", button_style="primary", icon="play")
         self.reset_button = w.Button(description="Reset home", icon="undo")
         self.examples = [w.Button(description=text, layout=w.Layout(width="auto")) for text in (examples or EXAMPLES)]
@@ -256,7 +261,7 @@ class AgentApp:
         messages = request.get("messages", [])
         calls = sum(1 for m in messages if m.get("role") == "tool")
         self._set_remaining(self.max_steps - calls)
-        self.transcript.value = f'<ol class="lares-transcript" reversed>{"".join(reversed(_history_html(messages)))}</ol>'
+        self.transcript.value = f'<ul class="lares-transcript" style="{_LIST}">{"".join(reversed(_history_html(messages)))}</ul>'
         self.map.refresh()
 
     def _show_question(self, question: str) -> None:
@@ -266,7 +271,7 @@ class AgentApp:
 
     def _show_episode(self, episode: Episode) -> None:
         entries = "".join(step_html(s) for s in reversed(episode.steps))
-        self.transcript.value = f'<ol class="lares-transcript" reversed>{entries}</ol>'
+        self.transcript.value = f'<ul class="lares-transcript" style="{_LIST}">{entries}</ul>'
         self._set_remaining(self.max_steps - len(episode.tool_calls))
         said = html.escape(episode.final_message)
         self.status.value = (f'<div class="lares-status" data-status="{episode.status}">'
