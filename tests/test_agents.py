@@ -282,3 +282,59 @@ def test_bad_settings_raise_lares_error(home, kw):
 def test_a_world_id_is_loaded(home):
     ep = run_agent("x", "lares-home", agent="function-calling", model="fake", client=FakeClient([HALT]))
     assert ep.world == "lares-home" and ep.status == "done"
+
+
+# ------------------------------------------------------- with the offline model
+def test_lazy_exports():
+    import lares_kit
+
+    assert lares_kit.run_agent is run_agent and lares_kit.Episode.__name__ == "Episode"
+
+
+def test_a_smaller_toolbox_shrinks_both_phases(home):
+    from lares_kit.tools import halt, set_light
+
+    ep, client = run(home, ia(KITCHEN, HALT), "intent-action", tools=[set_light, halt])
+    enum = client.requests[0]["tools"][0]["function"]["parameters"]["properties"]["best_function"]["enum"]
+    assert enum == ["set_light", "halt"] and ep.status == "done"
+
+
+@pytest.mark.parametrize("agent", ["function-calling", "intent-action"])
+def test_offline_dog_search_leaves_a_replayable_trail(agent):
+    home = load_world("lares-home").reset(seed=5)  # Bruno is in the office
+    ep = run_agent("turn on the light for my dog", home, agent=agent)
+    assert ep.status == "done" and ep.model == "offline"
+    robot = [s.after["robot"] for s in ep.tool_calls]
+    moves = [s.arguments["destination_room_id"] for s in ep.tool_calls if s.tool == "move_robot" and s.ok]
+    path = [ep.initial_state["robot"], *robot]
+    assert [room for before, room in zip(path, path[1:]) if room != before] == moves
+    first_seen = next(i for i, s in enumerate(ep.tool_calls) if "bruno" in s.after["seen"])
+    assert ep.tool_calls[first_seen].tool == "look_with_robot" and robot[first_seen] == "office"
+    # Redraw the last frame from the start state plus each step's changes: it is the final truth.
+    devices = {dev: dict(state) for dev, state in ep.initial_state["devices"].items()}
+    for step in ep.tool_calls:
+        devices.update(step.after["devices"])
+    assert devices == ep.final_state["devices"]
+
+
+def test_offline_episode_round_trips_and_rebuilds_the_same_prompt(tmp_path):
+    from lares_kit.episode import Episode
+    from lares_kit.users import ScriptedUser
+
+    home = load_world("lares-home")
+    ep = run_agent("set the office light depending on whether it's daytime", home, knowledge="initial",
+                   user=ScriptedUser(answers=["Yes, it is daytime."]))
+    loaded = Episode.load(ep.save(tmp_path / "ep.json"))
+    assert loaded == ep and loaded.messages() == ep.messages()
+    assert ep.status == "done" and ep.asked and home.devices["office-light"].state == {"on": False}
+
+
+def test_bench_loops_prints_ratios(capsys):
+    import runpy
+    from pathlib import Path
+
+    script = Path(__file__).parent.parent / "benchmarks" / "bench_loops.py"
+    module = runpy.run_path(str(script))
+    assert module["main"]([]) == 0
+    out = capsys.readouterr().out
+    assert "total intent-action     latest   4/4 ok" in out and "x)" in out

@@ -47,7 +47,7 @@ def kitchen_light_only(ep: Episode) -> bool:
     """The kitchen light is on and no other device changed.
 
     Examples:
-        >>> ep = Episode("x", "lares-home", "a", "m", initial_state={"devices": {"kitchen-light": {"on": False}}},
+        >>> ep = Episode("x", "lares-home", "a", "m", status="done", initial_state={"devices": {"kitchen-light": {"on": False}}},
         ...              final_state={"devices": {"kitchen-light": {"on": True}}})
         >>> kitchen_light_only(ep)
         True
