@@ -162,7 +162,8 @@ class Episode:
                 if open_call is None or open_turn != step.turn:
                     msgs.extend(results)
                     results = []
-                    open_call, open_turn = {"role": "assistant", "content": step.text or None, "tool_calls": []}, step.turn
+                    open_call = {"role": "assistant", "content": step.text or None, "tool_calls": []}
+                    open_turn = step.turn
                     msgs.append(open_call)
                 open_call["tool_calls"].append({"id": step.call_id, "type": "function", "function": {
                     "name": step.tool, "arguments": step.raw_arguments}})
@@ -204,7 +205,8 @@ class Episode:
         """Read an Episode written by :meth:`to_dict`.
 
         Examples:
-            >>> ep = Episode("hi", "lares-home", "intent-action", "offline", steps=[Intent("look first", "look_with_robot")])
+            >>> ep = Episode("hi", "lares-home", "intent-action", "offline",
+            ...              steps=[Intent("look first", "look_with_robot")])
             >>> Episode.from_dict(ep.to_dict()) == ep
             True
         """

@@ -88,7 +88,7 @@ def test_transcript_without_json(capsys):
 def test_max_steps_and_knowledge_none(capsys):
     code, data = run_json(capsys, "turn on the light for my dog", "--max-steps", "2")
     assert data["status"] == "step_limit" and data["llm_calls"] == 4
-    code, data = run_json(capsys, "turn on the light in the kitchen", "--knowledge", "none")
+    _, data = run_json(capsys, "turn on the light in the kitchen", "--knowledge", "none")
     assert data["status"] == "done"
 
 

@@ -35,7 +35,8 @@ def decide_best_function(reasoning: str, best_function: ToolName) -> str:
     """Decide which function to call next to make progress towards the goal, and say why.
 
     Args:
-        reasoning: Why this function is the best next step, given the goal, the world knowledge and what happened so far.
+        reasoning: Why this function is the best next step, given the goal, the world knowledge
+            and what happened so far.
         best_function: The name of the function to call next.
     """
     return f"I have decided to call {best_function} because: {reasoning}"

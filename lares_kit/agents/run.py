@@ -61,7 +61,8 @@ def cli_demo(args: argparse.Namespace | None = None) -> int:
         print(f"    (hidden from the agent: {hidden})")
         if scenario.answers:
             print(f"    (the scripted user will answer: {' / '.join(scenario.answers)})")
-        episode = run_agent(scenario.instruction, home, model="offline", user=ScriptedUser(answers=list(scenario.answers)))
+        user = ScriptedUser(answers=list(scenario.answers))
+        episode = run_agent(scenario.instruction, home, model="offline", user=user)
         print(episode.transcript())
         ok = scenario.check(episode)
         failed += not ok

@@ -5,7 +5,8 @@ Used by ``lares demo``, ``benchmarks/bench_loops.py`` and the tests:
 1. "turn on the light in the kitchen" -- direct control: the kitchen light
    ends on and nothing else changed;
 2. "turn on the light for my dog" -- search: the light ends on in the room
-   where Bruno truly is (the agent must find him with the robot);
+   where Bruno truly is (the agent must find him with the robot); run twice,
+   with Bruno where the world file puts him and moved by a seeded reset;
 3. "set the office light depending on whether it's daytime" -- the agent
    must ask; the office light ends off if the answer says it is day, on if not.
 
@@ -47,7 +48,8 @@ def kitchen_light_only(ep: Episode) -> bool:
     """The kitchen light is on and no other device changed.
 
     Examples:
-        >>> ep = Episode("x", "lares-home", "a", "m", status="done", initial_state={"devices": {"kitchen-light": {"on": False}}},
+        >>> ep = Episode("x", "lares-home", "a", "m", status="done",
+        ...              initial_state={"devices": {"kitchen-light": {"on": False}}},
         ...              final_state={"devices": {"kitchen-light": {"on": True}}})
         >>> kitchen_light_only(ep)
         True
@@ -60,8 +62,10 @@ def light_where_dog_is(ep: Episode, dog: str = "bruno") -> bool:
 
     Examples:
         >>> ep = Episode("x", "lares-home", "a", "m", status="done",
-        ...              initial_knowledge={"rooms": [{"id": "bedroom", "devices": [{"id": "bedroom-light", "type": "light"}]}]},
-        ...              final_state={"items": {"bruno": {"room": "bedroom"}}, "devices": {"bedroom-light": {"on": True}}})
+        ...              initial_knowledge={"rooms": [{"id": "bedroom",
+        ...                                           "devices": [{"id": "bedroom-light", "type": "light"}]}]},
+        ...              final_state={"items": {"bruno": {"room": "bedroom"}},
+        ...                           "devices": {"bedroom-light": {"on": True}}})
         >>> light_where_dog_is(ep)  # on, but nothing shows the robot looked
         False
     """

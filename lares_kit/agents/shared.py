@@ -128,7 +128,7 @@ class AgentRun:
 
     def execute(self, turn: int, call: Any, text: str = "") -> bool:
         """Dispatch one call and record it; True when it ended the episode (halt, no answer)."""
-        name, raw, call_id = _name(call), _raw(call), getattr(call, "id", "") or f"call_{turn}_{len(self.episode.steps)}"
+        name, raw, call_id = _name(call), _raw(call), self._call_id(turn, call)
         before = self.home.device_states()
         try:
             obs = self.toolbox.dispatch(name, raw)
@@ -153,10 +153,14 @@ class AgentRun:
         raw = _raw(call)
         self.episode.steps.append(ToolCall(
             _name(call), _json_object(raw), f"Error: {reason}", ok=False, turn=turn,
-            call_id=getattr(call, "id", "") or f"call_{turn}_{len(self.episode.steps)}",
+            call_id=self._call_id(turn, call),
             raw_arguments=raw, text=text, after=self.truth_after(self.home.device_states())))
 
     # ------------------------------------------------------------- records
+    def _call_id(self, turn: int, call: Any) -> str:
+        # Some servers send calls without ids; the history still needs one to pair call and result.
+        return getattr(call, "id", "") or f"call_{turn}_{len(self.episode.steps)}"
+
     def truth_after(self, before: dict[str, dict[str, Any]]) -> dict[str, Any]:
         """The truth now, for replay: devices that changed since ``before``, robot, items, sightings."""
         now = self.home.device_states()
