@@ -14,8 +14,9 @@ smart-building ReAct paper (``ANCHORS.md`` section 3):
   window; writing at once gives the same long-term memory and survives a
   crash in the middle of a conversation.)
 * :func:`recall`, the agent's tool: search long-term memory by words (FTS5,
-  ranked by bm25) and by date, plus the user's stated preferences. A
-  :class:`~lares_kit.tools.Toolbox` given ``memory=`` injects it.
+  ranked by bm25) and by date, plus the user's stated preferences, which
+  the :func:`remember_preference` tool stores. A
+  :class:`~lares_kit.tools.Toolbox` given ``memory=`` injects the memory.
 
 It does not decide *what* to remember -- the agent loop calls
 :meth:`Memory.add` for each user and assistant turn -- and has no embedding
@@ -33,7 +34,8 @@ from typing import Callable
 from .memory_store import MemoryStore, Turn, memory_path, parse_date_span, words_of
 from .tools import ToolError
 
-__all__ = ["Memory", "recall", "estimate_tokens", "MEMORY_TOOLS", "MemoryStore", "Turn", "memory_path"]
+__all__ = ["Memory", "recall", "remember_preference", "estimate_tokens", "MEMORY_TOOLS", "MemoryStore", "Turn",
+           "memory_path"]
 
 
 def estimate_tokens(text: str) -> int:
@@ -152,6 +154,30 @@ def recall(memory: Memory | MemoryStore | None, query: str, date: str | None = N
     return " ".join(parts)
 
 
+def remember_preference(memory: Memory | None, key: str, value: bool | float | str) -> str:
+    """Remember a preference the person you are talking to stated, for later conversations (recall finds it).
+
+    Args:
+        key: What it is about, in a few words, e.g. "office temperature".
+        value: What they prefer, e.g. 21, "warm", true.
+
+    Examples:
+        >>> memory = Memory(MemoryStore(":memory:"), user="ana")
+        >>> remember_preference(memory, "office temperature", 21)
+        'Remembered that ana prefers office temperature = 21.'
+        >>> memory.store.preferences("ana")
+        {'office temperature': 21}
+    """
+    if memory is None:
+        raise ToolError("There is no long-term memory in this run, so nothing can be remembered.")
+    if not isinstance(memory, Memory) or not memory.user:
+        raise ToolError("I do not know who I am talking to, so I cannot remember a preference for them.")
+    if not key.strip():
+        raise ToolError('Say what the preference is about in the key, e.g. "office temperature".')
+    memory.store.remember_preference(memory.user, key, value)
+    return f"Remembered that {memory.user} prefers {key.strip().lower()} = {json.dumps(value)}."
+
+
 def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
@@ -166,4 +192,4 @@ def _clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-MEMORY_TOOLS: list[Callable[..., str]] = [recall]
+MEMORY_TOOLS: list[Callable[..., str]] = [recall, remember_preference]

@@ -146,12 +146,22 @@ def test_recall_as_a_tool_in_a_toolbox(history):
     box = Toolbox(home, tools=[*MEMORY_TOOLS, halt], memory=Memory(history, user="ana"))
     params = box.schema("recall")["function"]["parameters"]
     assert list(params["properties"]) == ["query", "date", "person"] and params["required"] == ["query"]
+    assert box.dispatch("remember_preference", {"key": "Lobby lights", "value": "dim"}).content == \
+        'Remembered that ana prefers lobby lights = "dim".'
+    assert history.preferences("ana") == {"lobby lights": "dim"}
+    assert "lobby lights" in box.dispatch("recall", {"query": "lights"}).content
     obs = box.dispatch("recall", {"query": "usual temperature"})
     assert obs.ok and "21 degrees" in obs.text
     bad = box.dispatch("recall", {"query": "office", "date": "someday"})
     assert not bad.ok and bad.content.startswith("Error: Cannot read the date 'someday'")
-    none = Toolbox(home, tools=[*MEMORY_TOOLS, halt]).dispatch("recall", {"query": "office"})
-    assert none.content == "Error: There is no long-term memory in this run, so there is nothing to recall."
+    none = Toolbox(home, tools=[*MEMORY_TOOLS, halt])
+    assert none.dispatch("recall", {"query": "office"}).content == \
+        "Error: There is no long-term memory in this run, so there is nothing to recall."
+    assert none.dispatch("remember_preference", {"key": "x", "value": 1}).content == \
+        "Error: There is no long-term memory in this run, so nothing can be remembered."
+    anonymous = Toolbox(home, tools=[*MEMORY_TOOLS, halt], memory=Memory(history))
+    assert anonymous.dispatch("remember_preference", {"key": "x", "value": 1}).content.startswith(
+        "Error: I do not know who I am talking to")
 
 
 def test_like_fallback_ranks_by_words_matched(tmp_path):
@@ -217,14 +227,24 @@ def test_issue_scenario_name_and_usual_temperature_in_a_new_process(tmp_path):
         from lares_kit.memory import Memory, MemoryStore, recall
         store = MemoryStore(sys.argv[1])
         memory = Memory(store, user="ana")
+        # What the react agent does with it: recall through its Toolbox, then set Ana's office.
+        from lares_kit import Toolbox, load_world
+        from lares_kit.tools import set_device
+        box = Toolbox(load_world("smart-building"), tools=[recall, set_device], memory=memory)
         print(json.dumps({"recall": recall(memory, "office temperature"), "prefs": store.preferences("ana"),
-                          "window": memory.messages()}))
+                          "window": memory.messages(),
+                          "tool": box.dispatch("recall", {"query": "my usual temperature"}).content,
+                          "set": box.dispatch("set_device", {"device_id": "office-3-thermostat",
+                                                             "attribute": "target", "value": 21}).content}))
     """, path)
     found = json.loads(out)
     assert found["window"] == []
     assert 'ana said: "my name is Ana and I like the office at 21 degrees"' in found["recall"]
     assert found["recall"].endswith("Preferences ana stated: office temperature = 21 (%s)." % time.strftime("%Y-%m-%d"))
     assert found["prefs"] == {"office temperature": 21}
+    # No turn has "usual" or "temperature" in it: the stated preference is what word search finds.
+    assert found["tool"] == "Preferences ana stated: office temperature = 21 (%s)." % time.strftime("%Y-%m-%d")
+    assert found["set"] == "The target of the thermostat in the Office 3 (office-3-thermostat) is now 21 (was 19)."
 
 
 WRITER = """
@@ -274,8 +294,7 @@ def test_killed_writers_lose_nothing_committed(tmp_path):
 
 
 def test_several_processes_write_to_one_home(tmp_path):
-    path = tmp_path / "shared.sqlite3"
-    MemoryStore(path).close()
+    path = tmp_path / "shared.sqlite3"  # created by whichever process comes first
     code = ("import sys\nfrom lares_kit.memory_store import MemoryStore\ns = MemoryStore(sys.argv[1])\n"
             "for n in range(40): s.add('user', f'note {n}', user=sys.argv[2])\n")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path), f"u{k}"]) for k in range(4)]
