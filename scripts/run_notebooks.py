@@ -63,6 +63,20 @@ def _tidy(nb: nbformat.NotebookNode) -> None:
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = _coalesce(cell.outputs)
+
+
+def _coalesce(outputs: list) -> list:
+    # One print can arrive as several stream chunks; join neighbours as nbval compares them.
+    merged: list = []
+    for out in outputs:
+        if (out.output_type == "stream" and merged and merged[-1].output_type == "stream"
+                and merged[-1].name == out.name):
+            merged[-1].text += out.text
+        else:
+            merged.append(out)
+    return merged
 
 
 def main(argv: list[str] | None = None) -> int:
