@@ -28,7 +28,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 PLANNED = ["00_start_here", "01_the_home_as_a_graph", "02_agent_facing_tools", "03_function_calling_loop",
-           "04_intent_and_action", "05_world_knowledge", "06_robot_search", "07_asking_the_user", "app"]
+           "04_intent_and_action", "05_world_knowledge", "06_robot_search", "07_asking_the_user", "08_evaluation", "app"]
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 BUDGET_SECONDS = 120
 
@@ -76,7 +76,7 @@ def test_notebook_is_committed_with_clean_outputs(path):
 @pytest.mark.slow
 def test_all_notebooks_pass_nbval_within_the_budget(tmp_path):
     report = tmp_path / "nbval.xml"
-    env = {**os.environ, "LARES_PROGRESS": "0", "TQDM_DISABLE": "1"}
+    env = {**os.environ, "LARES_PROGRESS": "0", "TQDM_DISABLE": "1", "LARES_MODEL": "offline"}
     env.pop("MPLBACKEND", None)  # the kernel chooses its inline backend
     cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
            "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
