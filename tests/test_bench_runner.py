@@ -9,7 +9,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from lares_kit.bench.runner import RESULT_KEYS, Job, load_episode, load_records, run_bench
+from lares_kit.bench.runner import (
+    RESULT_KEYS,
+    Job,
+    load_episode,
+    load_records,
+    run_bench,
+)
 from lares_kit.bench.tasks import load_suite, load_tasks
 
 SLICE = [t for t in load_suite("lares-home") if t.category in ("direct", "search", "infeasible")]
@@ -102,7 +108,7 @@ def test_lares_bench_command(tmp_path):
     out, fig = tmp_path / "out.json", tmp_path / "fig.png"
     proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", "lares-home", "--agent",
                            "function-calling", "--json", str(out), "--plot", str(fig), "--runs", str(tmp_path / "runs")],
-                          capture_output=True, text=True, env={**__import__("os").environ, "LARES_PROGRESS": "0"})
+                          check=False, capture_output=True, text=True, env={**__import__("os").environ, "LARES_PROGRESS": "0"})
     assert proc.returncode == 0, proc.stderr
     assert "agent function-calling, model offline" in proc.stdout and "tokens per solved task" in proc.stdout
     data = json.loads(out.read_text())
@@ -114,6 +120,6 @@ def test_lares_bench_command(tmp_path):
 
 def test_unknown_agent_fails_with_exit_2():
     proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--agent", "telepathy"],
-                          capture_output=True, text=True)
+                          check=False, capture_output=True, text=True)
     assert proc.returncode == 2
     assert "unknown agent 'telepathy'" in proc.stderr and "Traceback" not in proc.stderr

@@ -12,7 +12,16 @@ import pytest
 from lares_kit import load_world
 from lares_kit.bench.oracle import OracleError, oracle_plan, oracle_steps
 from lares_kit.bench.scene import set_stage
-from lares_kit.bench.tasks import CATEGORIES, Expect, Setup, Task, TaskError, load_suite, load_tasks, parse_suite
+from lares_kit.bench.tasks import (
+    CATEGORIES,
+    Expect,
+    Setup,
+    Task,
+    TaskError,
+    load_suite,
+    load_tasks,
+    parse_suite,
+)
 from lares_kit.worlds import read_yaml
 
 TASKS = load_tasks()
@@ -115,7 +124,7 @@ def test_bench_reports_a_bad_suite_without_a_traceback(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(textwrap.dedent(GOOD).replace("category: direct", "category: chitchat"))
     proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", str(path)],
-                          capture_output=True, text=True)
+                          check=False, capture_output=True, text=True)
     assert proc.returncode == 2
     assert "tasks[0].category: unknown category 'chitchat'" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -22,6 +22,23 @@ from .runner import RESULT_KEYS, BenchRun, run_bench
 from .scene import Scene, set_stage
 from .tasks import CATEGORIES, Task, TaskError, load_suite, load_tasks
 
-__all__ = ["CATEGORIES", "Task", "TaskError", "load_suite", "load_tasks", "Scene", "set_stage", "CheckResult",
-           "Outcome", "run_checks", "oracle_plan", "oracle_steps", "RESULT_KEYS", "BenchRun", "run_bench",
-           "summarize", "format_table", "plot"]
+__all__ = [
+           "CATEGORIES",
+           "RESULT_KEYS",
+           "BenchRun",
+           "CheckResult",
+           "Outcome",
+           "Scene",
+           "Task",
+           "TaskError",
+           "format_table",
+           "load_suite",
+           "load_tasks",
+           "oracle_plan",
+           "oracle_steps",
+           "plot",
+           "run_bench",
+           "run_checks",
+           "set_stage",
+           "summarize",
+]

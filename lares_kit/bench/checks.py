@@ -30,14 +30,15 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..home import Home
 from .scene import Scene, fill
 from .tasks import Expect
 
-__all__ = ["CheckResult", "Outcome", "CHECKS", "FINISHED", "run_checks", "failed"]
+__all__ = ["CHECKS", "FINISHED", "CheckResult", "Outcome", "failed", "run_checks"]
 
 # Episode statuses that mean "the agent stopped on purpose" (lares_kit.episode).
 FINISHED = frozenset({"done"})
@@ -65,7 +66,7 @@ class Outcome:
     asked: list[str] = field(default_factory=list)  # questions put to the user, in order
 
     @classmethod
-    def from_run(cls, run: dict[str, Any], scene: Scene) -> "Outcome":
+    def from_run(cls, run: dict[str, Any], scene: Scene) -> Outcome:
         """From an episode's run JSON (``Episode.to_run_json()``) and its scene."""
         return cls(scene.home, scene.start, scene.context, run.get("status", ""), run.get("final_message") or "",
                    list(run.get("steps", [])), list(run.get("asked", [])))

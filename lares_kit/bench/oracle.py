@@ -33,12 +33,20 @@ from collections import deque
 from typing import Any
 
 from ..home import Home
-from ..tools import ToolError, default_tools, look_with_robot, move_robot, set_device, set_light, toggle_light
+from ..tools import (
+    ToolError,
+    default_tools,
+    look_with_robot,
+    move_robot,
+    set_device,
+    set_light,
+    toggle_light,
+)
 from .checks import Outcome, matches_forbidden, run_checks
 from .scene import Scene, copy_home, set_stage
 from .tasks import Task
 
-__all__ = ["OracleError", "WORLD_CHECKS", "oracle_plan", "oracle_steps"]
+__all__ = ["WORLD_CHECKS", "OracleError", "oracle_plan", "oracle_steps"]
 
 # The checks over the world's final state; the others judge the conversation.
 WORLD_CHECKS = ("states", "unchanged", "lit", "seen", "robot")

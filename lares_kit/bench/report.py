@@ -25,7 +25,7 @@ from typing import Any
 
 from .tasks import CATEGORIES
 
-__all__ = ["summarize", "format_table", "plot"]
+__all__ = ["format_table", "plot", "summarize"]
 
 
 def _row(records: list[dict[str, Any]]) -> dict[str, Any]:

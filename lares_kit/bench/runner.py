@@ -37,8 +37,16 @@ from .oracle import oracle_steps
 from .scene import set_stage
 from .tasks import Task
 
-__all__ = ["RESULT_KEYS", "DEFAULT_AGENTS", "Job", "BenchRun", "run_bench", "run_job", "load_records",
-           "load_episode"]
+__all__ = [
+    "DEFAULT_AGENTS",
+    "RESULT_KEYS",
+    "BenchRun",
+    "Job",
+    "load_episode",
+    "load_records",
+    "run_bench",
+    "run_job",
+]
 
 # The contract (DESIGN.md section 3): one result per episode, exactly these keys.
 RESULT_KEYS = ("task", "world", "category", "agent", "model", "success", "steps", "oracle_steps", "llm_calls",
@@ -120,7 +128,7 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
     try:
         episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
                             knowledge=job.knowledge, user=scene.user, max_steps=task.max_steps)
-    except Exception as exc:  # a broken agent or client must not stop the other episodes
+    except Exception as exc:  # noqa: BLE001 -- a broken agent or client must not stop the other episodes
         record.update(seconds=round(time.perf_counter() - start, 3), error=f"{type(exc).__name__}: {exc}")
         return record
     run = episode.to_run_json()

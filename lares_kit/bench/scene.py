@@ -23,7 +23,7 @@ from ..users import ScriptedUser
 from .tasks import Task
 from .validate import PLACEHOLDER
 
-__all__ = ["Scene", "copy_home", "set_stage", "fill", "room_pattern"]
+__all__ = ["Scene", "copy_home", "fill", "room_pattern", "set_stage"]
 
 
 def copy_home(home: Home) -> Home:

@@ -22,12 +22,25 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ..errors import LaresError
 from ..worlds import WORLD_DIRS, WorldError, load_world, read_yaml
 from .validate import Validator
 
-__all__ = ["CATEGORIES", "TaskError", "Setup", "UserScript", "Forbidden", "Expect", "Task",
-           "suite_paths", "load_suite", "load_tasks", "parse_suite"]
+__all__ = [
+    "CATEGORIES",
+    "Expect",
+    "Forbidden",
+    "Setup",
+    "Task",
+    "TaskError",
+    "UserScript",
+    "load_suite",
+    "load_tasks",
+    "parse_suite",
+    "suite_paths",
+]
 
 # The categories of issue 6, in the order tables list them. Later issues add
 # memory, personalization, persistence... to the same format.
@@ -163,7 +176,7 @@ def load_suite(id_or_path: str | os.PathLike) -> list[Task]:
         raise TaskError(text, "", "file not found")
     try:
         data = read_yaml(path.read_text(encoding="utf-8"))
-    except Exception as exc:  # yaml.YAMLError: say where, without a traceback
+    except yaml.YAMLError as exc:  # say where, without a traceback
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
         raise TaskError(str(path), "", f"not valid YAML at {where}: {getattr(exc, 'problem', exc)}") from None

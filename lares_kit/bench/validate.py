@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..devices import attributes_of, check_value
 from ..home import Home
 
-__all__ = ["Validator", "PLACEHOLDER"]
+__all__ = ["PLACEHOLDER", "Validator"]
 
 # {pepper.room}, {time_of_day}, {user}. A letter first, so regex counts ({2,3}) are not placeholders.
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_-]*)(\.room)?\}")
