@@ -12,8 +12,9 @@ diff, and commit the notebooks.
 
 Each notebook runs in a fresh kernel with its own folder as the working
 directory, with progress bars off (LARES_PROGRESS=0, TQDM_DISABLE=1) -- the
-same settings the tests use. Volatile metadata (timings, widget state) is not
-saved, so re-running an unchanged notebook gives an unchanged file.
+same settings the tests use. Volatile metadata (timings, widget state, widget
+ids) is not saved, so re-running an unchanged notebook gives an unchanged
+file; a widget is saved as the picture it sends beside itself.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 QUIET_ENV = {"LARES_PROGRESS": "0", "TQDM_DISABLE": "1"}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 CELL_TIMEOUT = 120  # seconds; a cell that takes longer is a bug in a teaching notebook
 
 
@@ -65,6 +67,10 @@ def _tidy(nb: nbformat.NotebookNode) -> None:
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
             cell.outputs = _coalesce(cell.outputs)
+            for out in cell.outputs:
+                # A widget view cannot render from a file (its state is not saved) and its id
+                # changes every run; our widgets also send a PNG, which GitHub and Lab show.
+                out.get("data", {}).pop(WIDGET_VIEW, None)
 
 
 def _coalesce(outputs: list) -> list:
