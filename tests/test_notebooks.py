@@ -87,7 +87,7 @@ def test_all_notebooks_pass_nbval_within_the_budget(tmp_path):
     assert run.returncode == 0, f"nbval failed:\n{run.stdout[-6000:]}\n{run.stderr[-2000:]}"
     per_notebook: dict[str, float] = defaultdict(float)
     for case in ET.parse(report).iter("testcase"):
-        per_notebook[case.get("classname", "").split(".")[-1] or case.get("file", "?")] += float(case.get("time", 0))
+        per_notebook[case.get("classname", "?").removesuffix(".ipynb").split(".")[-1]] += float(case.get("time", 0))
     print("\n".join(f"{t:6.1f} s  {name}" for name, t in sorted(per_notebook.items())))
     print(f"{seconds:6.1f} s  all notebooks, nbval included")
     assert seconds < BUDGET_SECONDS, f"the notebooks took {seconds:.0f} s; the budget is {BUDGET_SECONDS} s"
