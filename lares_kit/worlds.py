@@ -31,6 +31,14 @@ WORLD_DIRS = [Path(__file__).resolve().parent.parent / "worlds", Path("worlds")]
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 KNOWN_KEYS = {"id", "name", "description", "rooms", "devices", "robot", "items"}
+# Keys each entry may have; anything else is a typo (or a description with an
+# unquoted comma inside {...}, which YAML splits into a stray key).
+ENTRY_KEYS = {
+    "rooms": {"id", "name", "description", "exits", "aliases", "floor"},
+    "devices": {"id", "name", "type", "room", "state", "aliases", "description", "capabilities"},
+    "items": {"id", "name", "type", "room", "aliases", "description"},
+    "robot": {"id", "name", "room"},
+}
 
 
 class _Loader(yaml.SafeLoader):
@@ -136,6 +144,15 @@ def _kind(value: Any) -> str:
             bool: "true/false", list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
 
 
+def _known_keys(entry: dict[str, Any], kind: str, source: str, key: str) -> None:
+    for name in entry:
+        if name not in ENTRY_KEYS[kind]:
+            hint = (" (a description with a comma inside {...} must be quoted)"
+                    if isinstance(name, str) and " " in name else "")
+            raise WorldError(source, f"{key}", f"unknown key {name!r}{hint}; allowed keys: "
+                             + ", ".join(sorted(ENTRY_KEYS[kind])))
+
+
 def _ident(entry: dict[str, Any], source: str, key: str, seen: dict[str, str]) -> str:
     _expect("id" in entry, source, key, "missing required key 'id'")
     ident = entry["id"]
@@ -184,6 +201,7 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
     for n, raw in enumerate(rooms):
         key = f"rooms[{n}]"
         room = _mapping(raw, source, key)
+        _known_keys(room, "rooms", source, key)
         room_id = _ident(room, source, key, ids)
         attrs = {"name": _text(room, "name", source, key, room_id.replace("-", " ").title()),
                  "description": _text(room, "description", source, key, ""),
@@ -212,6 +230,7 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
     for n, raw in enumerate(_list(top.get("devices", []), source, "devices")):
         key = f"devices[{n}]"
         dev = _mapping(raw, source, key)
+        _known_keys(dev, "devices", source, key)
         dev_id = _ident(dev, source, key, ids)
         room = _text(dev, "room", source, key)
         _expect(room in graph, source, f"{key}.room", f"unknown room {room!r}; rooms are: {room_list}")
@@ -228,6 +247,7 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
 
     _expect("robot" in top, source, "robot", "missing required key 'robot' (like {id: robot, room: hallway})")
     bot = _mapping(top["robot"], source, "robot")
+    _known_keys(bot, "robot", source, "robot")
     robot_id = _ident(bot, source, "robot", ids)
     robot_room = _text(bot, "room", source, "robot")
     _expect(robot_room in graph, source, "robot.room", f"unknown room {robot_room!r}; rooms are: {room_list}")
@@ -237,6 +257,7 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
     for n, raw in enumerate(_list(top.get("items", []), source, "items")):
         key = f"items[{n}]"
         it = _mapping(raw, source, key)
+        _known_keys(it, "items", source, key)
         item_id = _ident(it, source, key, ids)
         room = _text(it, "room", source, key)
         _expect(room in graph, source, f"{key}.room", f"unknown room {room!r}; rooms are: {room_list}")

@@ -131,3 +131,17 @@ def test_import_stays_light():
         assert "openai" not in sys.modules
     """)
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_unquoted_comma_in_a_description_is_caught(tmp_path):
+    path = tmp_path / "comma.yaml"
+    path.write_text(GOOD.replace("{id: b, exits: [a]}", "{id: b, exits: [a], description: A desk, a lamp.}"))
+    with pytest.raises(WorldError, match=r"rooms\[1\]: unknown key 'a lamp.' \(a description with a comma"):
+        load_world(path)
+
+
+def test_typo_in_a_device_key_is_caught(tmp_path):
+    path = tmp_path / "typo.yaml"
+    path.write_text(GOOD.replace("room: a, state", "rom: a, room: a, state"))
+    with pytest.raises(WorldError, match=r"devices\[0\]: unknown key 'rom'; allowed keys: aliases, capabilities"):
+        load_world(path)
