@@ -82,7 +82,8 @@ def test_all_notebooks_pass_nbval_within_the_budget(tmp_path):
            "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
            "-p", "no:cacheprovider", "-q", "--junitxml", str(report), *map(str, NOTEBOOKS)]
     start = time.perf_counter()
-    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=10 * BUDGET_SECONDS)
+    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=10 * BUDGET_SECONDS,
+                         check=False)
     seconds = time.perf_counter() - start
     assert run.returncode == 0, f"nbval failed:\n{run.stdout[-6000:]}\n{run.stderr[-2000:]}"
     per_notebook: dict[str, float] = defaultdict(float)

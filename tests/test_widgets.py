@@ -91,7 +91,7 @@ def test_rooms_are_filled_by_light():
 
 def test_hidden_things_show_only_in_god_view():
     home = load_world("lares-home")
-    texts = lambda fig: " ".join(t.get_text() for t in fig.axes[0].texts)  # noqa: E731
+    texts = lambda fig: " ".join(t.get_text() for t in fig.axes[0].texts)
     assert "Bruno" not in texts(draw_home(home))
     assert "Bruno (dog) hidden" in texts(draw_home(home, god_view=True))
     assert "Hidden: Bruno (dog) in Bedroom" in describe_home(home, god_view=True)

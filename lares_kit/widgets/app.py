@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import html
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..episode import Episode
 from ..home import Home
@@ -250,7 +251,7 @@ class AgentApp:
             self.episode = run_agent(text, self.home, agent=self.agent, model=name, client=client,
                                      knowledge=self.knowledge, user=self.user, max_steps=self.max_steps)
             self._show_episode(self.episode)
-        except Exception as exc:  # shown in the page: a worker thread has nobody else to tell
+        except Exception as exc:  # noqa: BLE001 -- shown in the page: a worker thread has nobody else to tell
             self.status.value = f'<span style="color:#b00020">{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>'
         finally:
             self.ask_panel.layout.display = "none"

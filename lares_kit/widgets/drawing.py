@@ -158,8 +158,8 @@ def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str
         for i, (text, face, dashed) in enumerate(lines):
             ax.text(x, y + height * 0.12 - i * height * 0.24, text, ha="center", va="center", fontsize=8,
                     zorder=5, color="#222222", alpha=0.85 if dashed else 1.0,
-                    bbox=dict(boxstyle="round,pad=0.25", facecolor=face, edgecolor="#333333",
-                              linestyle="--" if dashed else "-", lw=0.8))
+                    bbox={"boxstyle": "round,pad=0.25", "facecolor": face, "edgecolor": "#333333",
+                          "linestyle": "--" if dashed else "-", "lw": 0.8})
 
     for step, (a, b) in enumerate(zip(path or [], (path or [])[1:])):
         if a == b:
@@ -212,8 +212,8 @@ def describe_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict
     state, seen = _view(home, state, seen)
     lit = room_lit(home, state)
     names = home.room_name
-    lines = [f"Lit: {', '.join(names(r) for r in lit if lit[r]) or 'none'}. "
-             f"Dark: {', '.join(names(r) for r in lit if not lit[r]) or 'none'}.",
+    lines = [(f"Lit: {', '.join(names(r) for r in lit if lit[r]) or 'none'}. "
+              f"Dark: {', '.join(names(r) for r in lit if not lit[r]) or 'none'}."),
              f"Robot: {names(state['robot'])}."]
     items = state.get("items", {})
     spotted = [f"{items[i]['name']} ({items[i]['type']}) in {names(w['room'])}" for i, w in seen.items() if i in items]
