@@ -10,7 +10,9 @@ Each record is a small dataclass a notebook can show as it is:
 * :class:`Question` -- an ``ask_user`` call, with the user's answer;
 * :class:`Final` -- the ``halt`` call that ended the episode;
 * :class:`Error` -- a reply that could not be used (no call, bad intent,
-  empty reply). Calls that went wrong are ToolCalls with ``ok=False``.
+  empty reply). Calls that went wrong are ToolCalls with ``ok=False``;
+* :class:`Thought` and :class:`Action` -- the ReAct agent's Thought and a
+  call made from its Action (a ToolCall that reads "Action / Observation").
 
 Every step has the ``turn`` it belongs to (1 for the first model turn).
 """
@@ -22,7 +24,8 @@ import textwrap
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Union
 
-__all__ = ["Intent", "ToolCall", "Question", "Final", "Error", "LLMCall", "Step", "step_from_dict"]
+__all__ = ["Intent", "ToolCall", "Question", "Final", "Error", "Thought", "Action", "LLMCall", "Step",
+           "step_from_dict"]
 
 
 def _wrap(label: str, text: str, mark: str = "  ") -> list[str]:
@@ -156,10 +159,45 @@ class Error:
 
 
 @dataclass
+class Thought:
+    """The ReAct planner's Thought: its reasoning before an Action or the Final Answer.
+
+    Examples:
+        >>> Thought("The room is stuffy; I read its sensor first.", turn=1).render(" 1")
+        [' 1 Thought  The room is stuffy; I read its sensor first.']
+    """
+
+    text: str
+    turn: int = 0
+    kind: ClassVar[str] = "thought"
+
+    def render(self, mark: str = "  ") -> list[str]:
+        return _wrap("Thought", self.text, mark)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **asdict(self)}
+
+
+@dataclass
+class Action(ToolCall):
+    """A ReAct Action that ran: a ToolCall shown as ``Action`` and ``Observation``.
+
+    Examples:
+        >>> Action("read_device", {"device_id": "office-1-sensor"}, "The air sensor ...").render()[1]
+        '   Observation The air sensor ...'
+    """
+
+    kind: ClassVar[str] = "action"
+
+    def render(self, mark: str = "  ") -> list[str]:
+        return _wrap("Action", self.call_text, mark) + _wrap("Observation", self.result)
+
+
+@dataclass
 class LLMCall:
     """One request to the model: which phase, its token usage and how long it took."""
 
-    phase: str  # "turn" (function calling), "intent" or "action" (intent-action)
+    phase: str  # "turn" (function calling), "intent" or "action" (intent-action), "thought" (react)
     turn: int
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -167,8 +205,8 @@ class LLMCall:
     error: str = ""  # set when the request failed
 
 
-Step = Union[Intent, ToolCall, Question, Final, Error]
-_KINDS = {cls.kind: cls for cls in (Intent, ToolCall, Question, Final, Error)}
+Step = Union[Intent, ToolCall, Question, Final, Error, Thought, Action]
+_KINDS = {cls.kind: cls for cls in (Intent, ToolCall, Question, Final, Error, Thought, Action)}
 
 
 def step_from_dict(data: dict[str, Any]) -> Step:

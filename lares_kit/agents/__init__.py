@@ -7,7 +7,10 @@ maps an agent name to its loop; each loop is one function over an
 * ``function-calling`` -- all tools offered, the model picks
   (:mod:`~lares_kit.agents.function_calling`);
 * ``intent-action`` -- the Lares design: decide with reasoning, then act
-  (:mod:`~lares_kit.agents.intent_action`).
+  (:mod:`~lares_kit.agents.intent_action`);
+* ``react`` -- the smart-building paper: a planner writes Thoughts, a light
+  model writes the Actions, with memory (:mod:`~lares_kit.agents.react`);
+  ``react-parallel`` is the same with parallel calls for independent actions.
 
 :func:`run_agent` builds the pieces (model client, Toolbox, Episode), runs
 the loop and returns the Episode. It never raises for what the model does:
@@ -16,7 +19,9 @@ the outcome is in ``episode.status``.
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 from ..episode import KNOWLEDGE_MODES, Episode
@@ -27,6 +32,7 @@ from ..users import NoUser, User
 from .function_calling import run_function_calling
 from .intent_action import run_intent_action
 from .prompts import GOAL_PROMPT, ROLE_PROMPT
+from .react import MAX_ITERATIONS, run_react, run_react_parallel
 from .shared import AgentRun, Listener, ModelFailed
 
 __all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "run_agent", "get_agent", "AgentRun"]
@@ -35,8 +41,12 @@ __all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "run_agent", "get_agent", "AgentRun"]
 AGENTS: dict[str, Callable[[AgentRun], None]] = {
     "function-calling": run_function_calling,
     "intent-action": run_intent_action,
+    "react": run_react,
+    "react-parallel": run_react_parallel,
 }
 DEFAULT_MAX_STEPS = 20  # Lares allows 20 ticks (its write-up says 10)
+# Agents whose design sets another limit: the smart-building paper stops after 10 rounds.
+AGENT_MAX_STEPS = {"react": MAX_ITERATIONS, "react-parallel": MAX_ITERATIONS}
 
 
 def get_agent(name: str) -> Callable[[AgentRun], None]:
@@ -48,7 +58,7 @@ def get_agent(name: str) -> Callable[[AgentRun], None]:
         >>> get_agent("telepathy")
         Traceback (most recent call last):
         ...
-        lares_kit.errors.LaresError: unknown agent 'telepathy'; agents: function-calling, intent-action
+        lares_kit.errors.LaresError: unknown agent 'telepathy'; agents: function-calling, intent-action, react, react-parallel
     """
     if name not in AGENTS:
         raise LaresError(f"unknown agent {name!r}; agents: {', '.join(AGENTS)}")
@@ -66,6 +76,11 @@ def run_agent(
     max_steps: int | None = None,
     tools: list[Callable[..., str]] | None = None,
     parallel_tool_calls: bool = False,
+    executor_model: str | None = None,
+    executor_client: Any = None,
+    memory: Any = None,
+    person: str | None = None,
+    options: dict[str, Any] | None = None,
 ) -> Episode:
     """Run one instruction with one agent in one home; return the Episode.
 
@@ -76,6 +91,15 @@ def run_agent(
     ``none``. ``user`` answers ``ask_user`` (default: nobody, so a question
     ends the episode with ``no_answer``). ``tools`` defaults to the home's
     default tools.
+
+    ``executor_model`` / ``executor_client``: the react agent's light model
+    that writes Actions (default: ``$LARES_EXECUTOR_MODEL``, else the
+    planner's ``model``). ``memory``: a :class:`~lares_kit.memory.Memory`, a
+    :class:`~lares_kit.memory_store.MemoryStore` or a store file path; the
+    ``recall`` and ``remember_preference`` tools are then offered, and
+    ``person`` (or the Memory's user) is who is talking. The react agent
+    always has a memory (a throwaway one when none is given). ``options``
+    are agent settings (react: ``action_format``, ``parser``).
 
     Examples:
         >>> from lares_kit import load_world
@@ -89,7 +113,7 @@ def run_agent(
     loop = get_agent(agent)
     if knowledge not in KNOWLEDGE_MODES:
         raise LaresError(f"unknown knowledge mode {knowledge!r}; modes: {', '.join(KNOWLEDGE_MODES)}")
-    steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
+    steps = AGENT_MAX_STEPS.get(agent, DEFAULT_MAX_STEPS) if max_steps is None else max_steps
     if steps < 1:
         raise LaresError(f"max_steps must be at least 1, got {steps}")
     if isinstance(home, str):
@@ -103,10 +127,25 @@ def run_agent(
         name = resolve_model(model)
         if client is None:
             client = make_client(name)  # fails at once (MissingAPIKey) for a remote model with no key
-    toolbox = Toolbox(home, tools=tools, user=Listener(user if user is not None else NoUser()))
+    memory = _memory(memory, person, home, agent.startswith("react"))
+    if memory is not None:
+        from ..memory import MEMORY_TOOLS
+        from ..tools import default_tools
+
+        tools = list(tools if tools is not None else default_tools(home))
+        tools += [fn for fn in MEMORY_TOOLS if fn not in tools]
+    toolbox = Toolbox(home, tools=tools, user=Listener(user if user is not None else NoUser()), memory=memory)
+    # The offline model reads "You are talking to <name>." to know whose "my office" this is.
+    goal = GOAL_PROMPT + (f" You are talking to {memory.user}." if memory is not None and memory.user else "")
     episode = Episode.start(instruction, home, agent=agent, model=name, knowledge=knowledge, max_steps=steps,
-                            system_prompt=ROLE_PROMPT, goal_prompt=GOAL_PROMPT)
-    run = AgentRun(episode, home, toolbox, client, name, steps, parallel_tool_calls)
+                            system_prompt=ROLE_PROMPT, goal_prompt=goal)
+    executor_name = executor_model or os.environ.get("LARES_EXECUTOR_MODEL") or name
+    if executor_client is None and executor_name != name:
+        from ..models import make_client
+
+        executor_client = make_client(executor_name)
+    run = AgentRun(episode, home, toolbox, client, name, steps, parallel_tool_calls,
+                   executor_client=executor_client, executor_model=executor_name, options=dict(options or {}))
     start = time.perf_counter()
     try:
         loop(run)
@@ -116,3 +155,20 @@ def run_agent(
     episode.seconds = time.perf_counter() - start
     episode.final_state = home.truth()
     return episode
+
+
+def _memory(memory: Any, person: str | None, home: Home, needed: bool) -> Any:
+    """A Memory from what run_agent was given (None, a Memory, a store or a path); a throwaway one if needed."""
+    from ..memory import Memory, MemoryStore
+
+    if isinstance(memory, Memory):
+        if person:
+            memory.user = person
+        return memory
+    if isinstance(memory, (str, Path)):
+        memory = MemoryStore(memory)
+    if isinstance(memory, MemoryStore):
+        return Memory(memory, user=person or "")
+    if memory is None and needed:
+        return Memory(MemoryStore(":memory:"), user=person or "")
+    return memory

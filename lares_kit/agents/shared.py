@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..episode import Episode
@@ -69,6 +69,10 @@ class AgentRun:
     model: str
     max_steps: int = 20
     parallel_tool_calls: bool = False
+    # The react agent's second model (the light model that writes Actions), and its options.
+    executor_client: Any = None  # None: the planner's client
+    executor_model: str = ""  # "": the planner's model
+    options: dict[str, Any] = field(default_factory=dict)  # agent-specific settings (react: parser, action_format)
 
     # --------------------------------------------------------------- model
     def ask_model(self, turn: int, phase: str, tools: list[dict[str, Any]], tool_choice: Any) -> Any | None:

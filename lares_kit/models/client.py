@@ -28,8 +28,11 @@ import openai
 from ..errors import LaresError
 from .transport import AsyncOfflineTransport, OfflineTransport, httpx
 
-__all__ = ["OFFLINE_BASE_URL", "MissingAPIKey", "load_api_key", "make_async_client", "make_client", "resolve_model"]
+__all__ = ["OFFLINE_BASE_URL", "OFFLINE_MODELS", "MissingAPIKey", "load_api_key", "make_async_client", "make_client", "resolve_model"]
 
+# Names the offline model answers to in process. "offline-multi" is the same rules with a teaching
+# fault switched on: several Actions after one Thought (lares_kit.models.offline.FAULTY_MODEL).
+OFFLINE_MODELS = ("offline", "offline-multi")
 # The offline client's base URL: never resolved, the transport answers first.
 OFFLINE_BASE_URL = "http://offline.lares.invalid/v1"
 KEY = "OPENAI_API_KEY"
@@ -78,7 +81,7 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
         'http://localhost:11434/v1/'
     """
     name = resolve_model(model)
-    if name == "offline":
+    if name in OFFLINE_MODELS:
         http = httpx.Client(transport=OfflineTransport(latency), base_url=OFFLINE_BASE_URL, timeout=timeout)
         return openai.OpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
                              max_retries=max_retries, timeout=timeout, **kw)
@@ -100,7 +103,7 @@ def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout
         'assistant'
     """
     name = resolve_model(model)
-    if name == "offline":
+    if name in OFFLINE_MODELS:
         http = httpx.AsyncClient(transport=AsyncOfflineTransport(latency), base_url=OFFLINE_BASE_URL, timeout=timeout)
         return openai.AsyncOpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
                                   max_retries=max_retries, timeout=timeout, **kw)

@@ -26,7 +26,13 @@ or, when done (or asking, if ``ask_user`` is not among the tools)::
 ``{"thought", "tool", "arguments"}``; ``json_schema`` gives an object valid
 for the schema, its fields filled by name: reasoning/thought -> the reason,
 tool/function/action -> the tool (from an enum when there is one),
-arguments/args -> the arguments, message/answer -> the final message.
+arguments/args -> the arguments, message/answer -> the final message; an
+array whose items have a tool field (``{"actions": [...]}``) gets one entry
+per independent device change -- parallel calls in one reply. With a ReAct
+system prompt the JSON answers the ReAct scratchpad (an Action as JSON).
+
+**The teaching fault** (model name ``offline-multi``): the ReAct text reply
+carries one ``Action:`` line per independent change after one Thought.
 """
 
 from __future__ import annotations
@@ -39,12 +45,12 @@ from .calls import CARRIERS, CONTRACT_TOOLS, fake_tools, render
 from .planning import Intention
 from .reading import Beliefs, Call, norm, read_request, text_of
 
-__all__ = ["json_reply", "parse_react", "react_beliefs", "react_reply", "wants_react"]
+__all__ = ["independent", "json_reply", "parse_react", "react_beliefs", "react_reply", "wants_react"]
 
 _LABEL = re.compile(r"^\s*(?:Question|New input|Input|Instruction|User)\s*:\s*", re.IGNORECASE)
 SNAKE = {"togglelight": "toggle_light", "setlight": "set_light", "moverobot": "move_robot",
          "lookwithrobot": "look_with_robot", "setdevice": "set_device", "readdevice": "read_device",
-         "askuser": "ask_user", "halt": "halt"}
+         "askuser": "ask_user", "halt": "halt", "recall": "recall", "rememberpreference": "remember_preference"}
 
 
 def wants_react(messages: list[dict[str, Any]]) -> bool:
@@ -98,14 +104,37 @@ def react_beliefs(messages: list[dict[str, Any]]) -> tuple[Beliefs, dict[str, di
     return read_request(messages, None, calls=parse_react(pad), instruction=instruction), fake_tools(list(names.values()))
 
 
-def react_reply(b: Beliefs, intentions: list[Intention], tools: dict[str, dict[str, Any]]) -> str:
-    """One ReAct step for the first intention."""
+def react_reply(b: Beliefs, intentions: list[Intention], tools: dict[str, dict[str, Any]],
+                several: bool = False) -> str:
+    """One ReAct step for the first intention; with ``several`` (the ``offline-multi`` teaching
+    fault), one Action line for each independent change after the one Thought.
+
+    Examples:
+        >>> from lares_kit.models.planning import Intention
+        >>> its = [Intention("light", {"light_id": f"{r}-light", "on": True}, "Lights on.") for r in ("a", "b")]
+        >>> print(react_reply(None, its, fake_tools(["set_light"]), several=True))
+        Thought: Lights on.
+        Action: {"tool": "set_light", "arguments": {"light_id": "a-light", "on": true}}
+        Action: {"tool": "set_light", "arguments": {"light_id": "b-light", "on": true}}
+    """
     first = intentions[0]
     call = render(first, tools) if first.action != "halt" else None
     if call is None:
         answer = first.args.get("message_to_user") or first.args.get("question") or first.why
         return f"Thought: {first.why}\nFinal Answer: {answer}"
-    return f"Thought: {first.why}\nAction: " + json.dumps({"tool": call[0], "arguments": call[1]})
+    calls = [call]
+    if several:
+        calls += [c for it in independent(intentions)[1:] if (c := render(it, tools)) is not None]
+    return f"Thought: {first.why}\n" + "\n".join("Action: " + json.dumps({"tool": name, "arguments": args})
+                                                  for name, args in calls)
+
+
+def independent(intentions: list[Intention]) -> list[Intention]:
+    """The leading intentions that can run side by side: device changes (the planner returns
+    several only for independent changes); anything else stands alone."""
+    if intentions and intentions[0].action in ("light", "device"):
+        return [it for it in intentions if it.action in ("light", "device")]
+    return intentions[:1]
 
 
 def _contract_call(first: Intention) -> tuple[str, dict[str, Any]]:
@@ -142,8 +171,20 @@ def _fill(schema: dict[str, Any], key: str, ctx: dict[str, Any], defs: dict[str,
     if kind in ("integer", "number"):
         return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
     if kind == "array":
-        return [_fill(schema.get("items") or {}, key, ctx, defs)] if schema.get("minItems") else []
+        items = schema.get("items") or {}
+        if "$ref" in items:
+            items = defs.get(items["$ref"].rsplit("/", 1)[-1], {})
+        if ctx.get("each") and any(norm(p) in ("tool", "function", "name", "action") for p in items.get("properties") or {}):
+            # a list of actions (parallel calls): one entry per independent change
+            return [_fill(items, key, one, defs) for one in ctx["each"]]
+        return [_fill(items, key, ctx, defs)] if schema.get("minItems") else []
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def _context(intention: Intention) -> dict[str, Any]:
+    name, args = _contract_call(intention)
+    return {"why": intention.why, "tool": name, "arguments": args, "by_arg": {norm(a): v for a, v in args.items()},
+            "message": intention.args.get("message_to_user") or intention.why}
 
 
 def json_reply(b: Beliefs, fmt: dict[str, Any], intentions: list[Intention]) -> str:
@@ -165,4 +206,5 @@ def json_reply(b: Beliefs, fmt: dict[str, Any], intentions: list[Intention]) -> 
     schema = (fmt.get("json_schema") or {}).get("schema") or {"type": "object", "properties": {}}
     ctx = {"why": first.why, "tool": name, "arguments": args, "message": message,
            "by_arg": {norm(a): v for a, v in args.items()}}
+    ctx["each"] = [ctx] + [_context(it) for it in independent(intentions)[1:]]
     return json.dumps(_fill(schema, "", ctx, schema.get("$defs") or schema.get("definitions") or {}))

@@ -49,6 +49,15 @@ The prompt contract (what an agent must send for it to work)
   :mod:`lares_kit.models.formats`; ``response_format`` json_object or
   json_schema -- JSON valid for the schema; otherwise a plain sentence.
 
+**A teaching fault**: under the model name ``offline-multi`` (``FAULTY_MODEL``)
+the same rules answer, except in the ReAct text mode: when the next step is
+several independent device changes, it writes *one Action per change* after
+a single Thought -- the failure the smart-building paper reports (its
+multi-task score fell to 30% because the model wrote several Actions despite
+"only one JSON" in the prompt). ``response_format`` json_schema constrains it
+back to one object, as it does a real model. ``notebooks/09_react_two_models``
+shows the failure and three fixes.
+
 What it can do: direct control by room, name or alias; searches with the
 robot (breadth-first routes over exits, lights on where it is dark, look,
 go on until found, then act); asking about facts it cannot observe (is it
@@ -68,9 +77,10 @@ from .formats import json_reply, react_beliefs, react_reply, wants_react
 from .planning import Intention, plan
 from .reading import Beliefs, norm, read_request
 
-__all__ = ["MODEL_NAME", "Reply", "respond"]
+__all__ = ["MODEL_NAME", "FAULTY_MODEL", "Reply", "respond"]
 
 MODEL_NAME = "offline"
+FAULTY_MODEL = "offline-multi"  # writes several Actions after one Thought (see the module docstring)
 
 
 @dataclass
@@ -195,12 +205,16 @@ def respond(request: dict[str, Any]) -> Reply:
         return Reply(calls=[(tools[0]["function"]["name"], _fallback(b, tools[0]))])
     fmt = request.get("response_format") or {}
     if fmt.get("type") in ("json_object", "json_schema"):
+        if wants_react(messages):  # a ReAct scratchpad asking for the Action as JSON (the react agent's Prompt B)
+            b, named = react_beliefs(messages)
+            return Reply(content=json_reply(b, fmt, plan(b, set(named) | {"askuser", "halt"})))
         b = read_request(messages, tools)
         return Reply(content=json_reply(b, fmt, plan(b, CONTRACT_TOOLS)))
     if wants_react(messages):
         b, named = react_beliefs(messages)
         # Asking and finishing are always possible in ReAct: a Final Answer can carry either.
-        return Reply(content=react_reply(b, plan(b, set(named) | {"askuser", "halt"}), named))
+        return Reply(content=react_reply(b, plan(b, set(named) | {"askuser", "halt"}), named,
+                                         several=request.get("model") == FAULTY_MODEL))
     b = read_request(messages, tools)
     first = plan(b, CONTRACT_TOOLS if tools else {"halt"})[0]
     if first.action == "halt":

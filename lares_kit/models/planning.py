@@ -18,7 +18,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from .comfort import comfort_step, recognise_comfort
+from .compound import contradiction_step, recognise_compound
 from .reading import Beliefs, norm
+from .remembering import memory_step, recognise_memory
 from .understanding import (
     Change,
     Goal,
@@ -131,6 +134,7 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "")
         intentions = []
         for c in usable:
             verb = f"switch {describe(b, c.device)} {_state_words(c)}" if c.attribute == "on" else \
+                f"make {describe(b, c.device)} {_state_words(c)}" if isinstance(c.value, bool) else \
                 f"set the {c.attribute} of {describe(b, c.device)} to {c.value}"
             intentions.append(_change_intention(b, c, f"{reason}The user wants me to {verb}, so I will do that now."))
         return intentions
@@ -148,7 +152,10 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "")
     for c, _ in pending:
         if c not in usable:
             parts.append(f"I have no tool to change {describe(b, c.device)}")
-    message = reason + "; ".join(parts) + "."
+    joined = "; ".join(parts)
+    if reason.endswith(". "):  # a sentence before the list: the list starts a new sentence
+        joined = joined[:1].upper() + joined[1:]
+    message = reason + joined + "."
     return _halt(message[0].upper() + message[1:], "Every change the user asked for is made, so I report back.")
 
 
@@ -265,9 +272,15 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
         >>> plan(b, {"setlight", "halt"})[0].args
         {'message_to_user': 'The light in the Kitchen was already on.'}
     """
-    goal = understand(b)
+    # The instruction shapes of the smart-building paper first (memory, comfort, several tasks,
+    # contradictions, small talk), then the single commands, searches and questions of Lares.
+    goal = recognise_memory(b) or recognise_comfort(b) or recognise_compound(b) or understand(b)
+    if goal.kind in ("remember", "usual", "comfort", "contradiction"):
+        return _step(b, goal, can)
+    if goal.kind == "chat":
+        return _halt(goal.message, "This is conversation; no device needs to change.")
     if goal.kind == "control":
-        return _control(b, goal.changes, can)
+        return _control(b, goal.changes, can, f"{goal.message} " if goal.message else "")
     if goal.kind == "find":
         return _find(b, goal, can)
     if goal.kind == "ask_then":
@@ -280,3 +293,29 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
         return _halt(goal.message, "I can answer this from what I know, without changing anything."
                      if goal.kind == "question" else "The home cannot do this, so I must say so.")
     return _halt(STAND_IN.format(instruction=b.instruction), "I could not understand the instruction.")
+
+
+# A step's kind -> (the intention's action, its argument names); see _step.
+_STEP_ACTIONS = {"read": ("read", "readdevice"), "recall": ("recall", "recall"), "ask": ("ask", "askuser"),
+                 "remember": ("remember", "rememberpreference")}
+
+
+def _step(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
+    """Intentions for the goals whose rules live in comfort, remembering and compound."""
+    if goal.kind == "comfort":
+        kind, payload, why = comfort_step(b, goal)
+    elif goal.kind == "contradiction":
+        kind, payload, why = contradiction_step(b, goal, can)
+    else:
+        kind, payload, why = memory_step(b, goal, can)
+    if kind == "changes":
+        return _control(b, payload, can, why)  # type: ignore[arg-type]
+    if kind == "say":
+        return _halt(str(payload), why)
+    action, tool = _STEP_ACTIONS[kind]
+    if tool not in can:
+        return _halt(f"I would need the tool {tool} for this and do not have it, so I did nothing.")
+    args = {"read": lambda: {"device_id": payload}, "recall": lambda: {"query": payload},
+            "ask": lambda: {"question": payload},
+            "remember": lambda: {"key": payload[0], "value": payload[1]}}[kind]()  # type: ignore[index]
+    return [Intention(action, args, why)]

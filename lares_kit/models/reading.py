@@ -28,6 +28,7 @@ _CAN_GO = re.compile(r"from the .*?\(([\w.:-]+)\) the robot can go to: ([^.]*)\.
 _LOOK_ROOM = re.compile(r"looks around the .*?\(([\w.:-]+)\)")
 _THING = re.compile(r"([^;:]+?), an? ([\w -]+?) \(([\w.:-]+)\)")
 _TOO_DARK = re.compile(r"too dark to see anything in the (.*?) --")
+_SPEAKER = re.compile(r"\bYou are talking to ([A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?)\s*[.,;]")
 
 
 def text_of(content: Any) -> str:
@@ -106,6 +107,7 @@ class Beliefs:
     looked: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     answers: list[tuple[str, str]] = field(default_factory=list)  # (question, answer)
     blocked: set[tuple[str, str]] = field(default_factory=set)  # exits a move proved wrong
+    speaker: str = ""  # who gives the instruction, from a system line "You are talking to <name>." ("" unknown)
 
     def lights_in(self, room: str) -> list[Dev]:
         return [d for d in self.devices.values() if d.room == room and d.type == "light"]
@@ -274,5 +276,8 @@ def read_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | N
         (rooms, devices), robot, seen = _from_schemas(tools or []), None, {}
     beliefs = Beliefs(text.strip(), mode, rooms, devices, robot, seen,
                       calls if calls is not None else _history(messages, at))
+    for m in messages:  # the agent may say who is speaking (memory: "my office", "my usual")
+        if m.get("role") == "system" and (who := _SPEAKER.search(text_of(m.get("content")))):
+            beliefs.speaker = who.group(1)
     apply_facts(beliefs)
     return beliefs

@@ -35,6 +35,8 @@ TYPE_WORDS: dict[str, tuple[str, ...]] = {
     "window": ("window", "windows"), "blinds": ("blinds", "blind", "shades", "curtains"), "fan": ("fan",),
     "tv": ("tv", "television", "telly"), "speaker": ("speaker", "music", "radio"), "oven": ("oven",),
     "stove": ("stove", "hob", "cooker"), "kettle": ("kettle",), "alarm": ("alarm",),
+    "hvac": ("air conditioning", "air conditioner", "aircon", "ac", "hvac", "cooling"),
+    "sensor": ("sensor", "sensors"),
 }
 # Things people ask homes to do that a given home may not have: a mention with no match is refused.
 THING_WORDS = {w for ws in TYPE_WORDS.values() for w in ws} | {
@@ -277,7 +279,8 @@ def understand(b: Beliefs) -> Goal:
         return Goal("refuse", message=refusal)
     if problem.startswith("clarify:"):
         return Goal("clarify", question=problem.split(":", 1)[1])
-    changes = [Change(d.id, *v) for d in devices if (v := _value_for(text, d))]
+    # `rest` has the room names blanked: "meeting room 1" must not read as "brightness 1".
+    changes = [Change(d.id, *v) for d in devices if (v := _value_for(rest, d))]
     if devices and not changes:
         names = ", ".join(describe(b, d.id) for d in devices)
         settable = sorted({k for d in devices for k in d.state}) or ["nothing I was told about"]

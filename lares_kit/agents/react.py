@@ -1,0 +1,301 @@
+"""The ReAct agent of the smart-building paper: a planner writes Thoughts, a light model writes Actions.
+
+Taught in ``notebooks/09_react_two_models.ipynb`` (the paper: ``ANCHORS.md``
+section 3). One round is:
+
+1. **Prompt A** to the complex model (``--model``, the planner): background
+   (the building and its knowledge), role, tool descriptions, format rules,
+   chat history (short-term memory), the new input and this task's
+   Thought / Action / Observation so far. It writes a **Thought** -- or a
+   **Final Answer**, which ends the turn. (A ``stop`` at ``Action:`` keeps it
+   from writing the Action itself.)
+2. **Prompt B** to the light model (``--executor-model``): tool descriptions
+   and the new input -- the request, the steps so far and the new Thought.
+   It writes the **Action** as JSON, constrained by ``response_format``
+   json_schema when the endpoint supports it.
+3. The **output parser** (:mod:`~lares_kit.agents.react_parser`) reads it;
+   the **tool manager** runs it: the function library is the Toolbox, its
+   schemas feed the description generator (:func:`describe_tools`), its
+   filter drops a repeated identical call (``Toolbox.block_repeats``), its
+   dispatcher executes. The **Observation** goes into the next round.
+
+At most 10 rounds, as in the paper. Options (``run_agent(..., options=)``):
+``action_format`` -- ``"json_schema"`` (default; one Action, constrained),
+``"text"`` (``Action: {...}`` lines, read by ``parser``) or ``"parallel"``
+(a list of independent actions, all run in one round: the paper's future
+work); ``parser`` -- ``"one"`` (default) or ``"naive"`` (see the parser).
+
+The offline executor cannot read a Thought the way a language model does: it
+works the Action out again from the request and the steps so far, which is
+why Prompt B carries them (a real light model mostly needs the Thought).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ..steps import Action, LLMCall, Thought, ToolCall
+from .react_parser import Parsed, parse_actions, parse_thought, ignored_note
+from .shared import AgentRun, ModelFailed
+
+__all__ = ["ReactOptions", "run_react", "run_react_parallel", "describe_tools", "prompt_a", "prompt_b",
+           "action_format", "rounds", "MAX_ITERATIONS"]
+
+MAX_ITERATIONS = 10  # the paper's limit on Thought-Action-Observation rounds
+ACTION_FORMATS = ("json_schema", "text", "parallel")
+
+PROMPT_A = """Background: you are the assistant of {name}. {description} The people who work here talk to you; \
+the WORLD KNOWLEDGE message lists its rooms, devices and their current states.{speaker}
+
+Role: understand what the user wants, plan how to do it with the tools, and check the results. Read sensors \
+before judging the air in a room. If a request contradicts itself or cannot be done here, say so instead of acting.
+
+Tools (another assistant writes the call for you from your Thought):
+{tools}
+
+Format: answer with exactly one step, in one of these two forms, and stop.
+Thought: what you know so far and the one thing to do next, naming the device or tool
+or, when the task is done or cannot be done, or you must ask the user something:
+Thought: why you are finished
+Final Answer: what you tell the user
+After each Thought another assistant writes the Action, and you will see its Observation."""
+
+PROMPT_B = """You write tool calls for the assistant of a smart building.
+
+Tools:
+{tools}
+- halt(message_to_user): finish, telling the user the result.
+
+The user's request, the steps so far (Thought:, Action:, Observation:) and the newest Thought follow.{speaker}
+{rule}"""
+
+_RULES = {
+    "text": 'Reply with one line: Action: {"tool": NAME, "arguments": {...}} for the newest Thought. Your reply must '
+            "contain only one JSON object: one Action.",
+    "json_schema": 'Reply with the Action for the newest Thought as one JSON object {"tool": NAME, "arguments": {...}}.',
+    "parallel": 'Reply with one JSON object {"actions": [...]} listing every Action the newest Thought needs that '
+                "does not depend on the result of another, each {\"tool\": NAME, \"arguments\": {...}}.",
+}
+
+
+@dataclass
+class ReactOptions:
+    """How the react agent talks to its models; ``run_agent(..., options={...})`` sets them."""
+
+    action_format: str = "json_schema"  # "json_schema" | "text" | "parallel"
+    parser: str = "one"  # how a text reply with several Actions is read: "one" | "naive"
+    max_iterations: int = MAX_ITERATIONS
+
+
+def describe_tools(schemas: list[dict[str, Any]]) -> str:
+    """The description generator: one line per tool from its schema (ids are in the knowledge, not here).
+
+    Examples:
+        >>> from lares_kit import Toolbox, load_world
+        >>> print(describe_tools(Toolbox(load_world("lares-home")).schemas(["set_light"])))
+        - set_light(light_id, on): Switch a light on or off. Safe to repeat: it says so if the light is already that way. light_id: ID of the light, e.g. "kitchen-light". on: true to switch it on, false to switch it off.
+    """
+    lines = []
+    for schema in schemas:
+        fn = schema["function"]
+        props = fn["parameters"]["properties"]
+        args = " ".join(f"{name}: {spec.get('description', '')}" for name, spec in props.items())
+        lines.append(f"- {fn['name']}({', '.join(props)}): {fn['description']}" + (f" {args}" if args else ""))
+    return "\n".join(lines)
+
+
+def _speaker(run: AgentRun) -> str:
+    user = getattr(run.toolbox.memory, "user", "")
+    return f" You are talking to {user}." if user else ""
+
+
+def _knowledge(run: AgentRun) -> list[dict[str, str]]:
+    from ..episode import knowledge_header
+
+    if run.episode.knowledge == "none":
+        return []
+    k = run.home.render_knowledge("json") if run.episode.knowledge == "latest" else \
+        json.dumps(run.episode.initial_knowledge, indent=2)
+    return [{"role": "system", "content": f"{knowledge_header(run.episode.knowledge)}\n{k}"}]
+
+
+def _rounds_so_far(run: AgentRun) -> list[tuple[str, str]]:
+    """The scratchpad as (what the agent wrote, what it observed) pairs, oldest first.
+
+    A round is its Thought with its first Action, then one pair per further
+    Action (parallel calls); a parser note or error joins the observation.
+    """
+    pad: list[list[str]] = []  # [written, observed]
+    for step in run.episode.steps:
+        if isinstance(step, Thought):
+            pad.append([f"Thought: {step.text}", ""])
+        elif isinstance(step, ToolCall) and pad:
+            action = "Action: " + json.dumps({"tool": step.tool, "arguments": step.arguments or {}})
+            if not pad[-1][1] and "Action:" not in pad[-1][0]:
+                pad[-1] = [f"{pad[-1][0]}\n{action}", step.result]
+            else:
+                pad.append([action, step.result])
+        elif getattr(step, "kind", "") == "error" and pad:
+            pad[-1][1] = f"{pad[-1][1]} {step.message}".strip()
+    return [(said, seen) for said, seen in pad]
+
+
+def prompt_a(run: AgentRun, tools: str, history: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Prompt A, the planner's messages: background, role, tools, format, chat history, new input, scratchpad."""
+    home = run.home
+    system = PROMPT_A.format(name=home.name, description=home.description or "", speaker=_speaker(run), tools=tools)
+    messages = [{"role": "system", "content": system}, *_knowledge(run), *history,
+                {"role": "user", "content": run.episode.instruction}]
+    for said, seen in _rounds_so_far(run):
+        messages.append({"role": "assistant", "content": said})
+        if seen:
+            messages.append({"role": "user", "content": f"Observation: {seen}"})
+    return messages
+
+
+def prompt_b(run: AgentRun, tools: str, fmt: str) -> list[dict[str, str]]:
+    """Prompt B, the executor's messages: tool descriptions and the new input (request, steps, newest Thought)."""
+    lines = [f"Question: {run.episode.instruction}"]
+    for said, seen in _rounds_so_far(run):
+        lines.append(said)
+        if seen:
+            lines.append(f"Observation: {seen}")
+    system = PROMPT_B.format(tools=tools, speaker=_speaker(run), rule=_RULES[fmt])
+    return [{"role": "system", "content": system}, *_knowledge(run), {"role": "user", "content": "\n".join(lines)}]
+
+
+def action_format(names: list[str], fmt: str) -> dict[str, Any] | None:
+    """The ``response_format`` for the executor: one Action, a list of them, or None for text.
+
+    Examples:
+        >>> action_format(["read_device", "halt"], "json_schema")["json_schema"]["schema"]["required"]
+        ['tool', 'arguments']
+        >>> action_format(["halt"], "text") is None
+        True
+    """
+    one = {"type": "object", "properties": {"tool": {"type": "string", "enum": list(names)},
+                                            "arguments": {"type": "object"}},
+           "required": ["tool", "arguments"], "additionalProperties": False}
+    if fmt == "text":
+        return None
+    schema = one if fmt == "json_schema" else {
+        "type": "object", "properties": {"actions": {"type": "array", "minItems": 1, "items": one}},
+        "required": ["actions"], "additionalProperties": False}
+    return {"type": "json_schema", "json_schema": {"name": "action" if fmt == "json_schema" else "actions",
+                                                   "schema": schema}}
+
+
+def _complete(run: AgentRun, phase: str, turn: int, messages: list[dict[str, str]], **extra: Any) -> str:
+    """One text completion; usage recorded under ``phase``; ModelFailed if the request fails."""
+    executor = phase == "action"
+    client = (run.executor_client or run.client) if executor else run.client
+    model = (run.executor_model or run.model) if executor else run.model
+    start = time.perf_counter()
+    try:
+        response = client.chat.completions.create(model=model, messages=messages, **extra)
+        text = (response.choices[0].message.content or "") if response.choices else ""
+    except Exception as exc:  # APIError after retries, a timeout, a reply that is not a completion
+        run.episode.llm_calls.append(LLMCall(phase, turn, seconds=time.perf_counter() - start,
+                                             error=f"{type(exc).__name__}: {exc}"))
+        raise ModelFailed(f"{type(exc).__name__}: {exc}") from exc
+    usage = response.usage
+    run.episode.llm_calls.append(LLMCall(phase, turn, getattr(usage, "prompt_tokens", 0) or 0,
+                                         getattr(usage, "completion_tokens", 0) or 0, time.perf_counter() - start))
+    return text
+
+
+@dataclass
+class _Fn:
+    name: str
+    arguments: str
+
+
+@dataclass
+class _Call:  # shaped like an SDK tool call, so AgentRun.execute can run it
+    id: str
+    function: _Fn
+
+
+def _run(run: AgentRun, turn: int, tool: str, arguments: dict[str, Any]) -> bool:
+    """Execute one Action through the tool manager; True when the episode ended."""
+    ended = run.execute(turn, _Call(f"call_{turn}_{len(run.episode.steps)}", _Fn(tool, json.dumps(arguments))))
+    step = run.episode.steps[-1]
+    if type(step) is ToolCall:  # shown as Action / Observation (questions and the halt keep their own look)
+        run.episode.steps[-1] = Action(**{f.name: getattr(step, f.name) for f in fields(step)})
+    return ended
+
+
+def run_react(run: AgentRun) -> None:
+    """Thought (planner) -> Action (executor) -> Observation, until a Final Answer or the round limit.
+
+    Examples:
+        >>> from lares_kit import load_world, run_agent
+        >>> ep = run_agent("turn on the light in meeting room 1", load_world("smart-building"), agent="react")
+        >>> [s.kind for s in ep.steps], ep.status
+        (['thought', 'action', 'thought', 'final'], 'done')
+    """
+    opts = ReactOptions(**run.options)
+    memory = run.toolbox.memory
+    history = memory.messages() if memory is not None else []  # chat history: earlier turns of this session
+    if memory is not None:
+        memory.add("user", run.episode.instruction)
+    offered = [n for n in run.toolbox.names if n != "halt"]  # a Final Answer is how the planner stops
+    tools = describe_tools(run.toolbox.schemas(offered))
+    try:
+        _loop(run, opts, tools, history)
+    finally:
+        if memory is not None and run.episode.final_message and run.episode.status == "done":
+            memory.add("assistant", run.episode.final_message)
+
+
+def _loop(run: AgentRun, opts: ReactOptions, tools: str, history: list[dict[str, str]]) -> None:
+    limit = min(run.max_steps, opts.max_iterations)
+    for turn in range(1, limit + 1):
+        planned = parse_thought(_complete(run, "thought", turn, prompt_a(run, tools, history), stop=["\nAction:"]))
+        run.episode.steps.append(Thought(planned.thought or planned.error, turn))
+        if planned.final_answer is not None:
+            _run(run, turn, "halt", {"message_to_user": planned.final_answer})
+            return
+        parsed = _act(run, opts, turn, tools)
+        if parsed.final_answer is not None:
+            _run(run, turn, "halt", {"message_to_user": parsed.final_answer})
+            return
+        if parsed.error:
+            run.error(turn, parsed.error)
+            continue
+        for action in parsed.actions:
+            if _run(run, turn, action.tool, action.arguments):
+                return
+        if parsed.ignored:
+            run.error(turn, ignored_note(parsed.ignored + 1))
+    run.finish("step_limit", f"Stopped: {limit} rounds used up before a Final Answer.")
+
+
+def _act(run: AgentRun, opts: ReactOptions, turn: int, tools: str) -> Parsed:
+    """Ask the executor for the Action(s) of the newest Thought and parse them."""
+    fmt = opts.action_format
+    extra = {}
+    if (schema := action_format(run.toolbox.names, fmt)) is not None:
+        extra["response_format"] = schema
+    text = _complete(run, "action", turn, prompt_b(run, tools, fmt), **extra)
+    return parse_actions(text, "all" if fmt == "parallel" else opts.parser)
+
+
+def run_react_parallel(run: AgentRun) -> None:
+    """The react agent with parallel function calls: independent Actions run in one round."""
+    run.options = {**run.options, "action_format": "parallel"}
+    run_react(run)
+
+
+def rounds(episode: Any) -> int:
+    """How many Thought-Action-Observation rounds an episode took (planner calls).
+
+    Examples:
+        >>> from lares_kit import load_world, run_agent
+        >>> rounds(run_agent("hello", load_world("smart-building"), agent="react"))
+        1
+    """
+    return sum(1 for c in episode.llm_calls if c.phase == "thought")

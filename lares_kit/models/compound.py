@@ -1,0 +1,125 @@
+"""Instruction shapes beyond one command: several tasks, a contradiction, small talk.
+
+Part of the offline model (:mod:`lares_kit.models.offline`). The smart-building
+paper's test set has these kinds next to plain commands:
+
+* **multi-task** -- "turn on the light in office 1, open the window in meeting
+  room 3 and switch the kitchen fan on": split into clauses at a new verb,
+  each understood on its own; the changes add up (and a clause the home
+  cannot do is reported, not silently dropped);
+* **contradiction** -- "lower the temperature to make the room warmer": the
+  means defeats the purpose. The model points it out and does not act; if it
+  can ask, it asks what the user wants and acts on a clear answer;
+* **daily conversation** -- greetings, thanks, "what can you do?".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from .reading import Beliefs
+from .understanding import Change, Goal, _rooms_in, understand, words_of
+
+__all__ = ["split_tasks", "recognise_compound", "contradiction_step", "CAPABILITIES"]
+
+CAPABILITIES = ("I can switch lights and devices, open and close windows and doors, set thermostats and air "
+                "conditioning, read sensors and judge the air in a room, remember your preferences, and answer "
+                "questions about the building.")
+_VERBS = (r"turn|switch|set|open|close|shut|lock|unlock|dim|raise|lower|put|start|stop|increase|decrease|"
+          r"make|read|check")
+# A new clause starts at a separator followed by a verb: "..., and open the window", "... then lock the door".
+_SPLIT = re.compile(rf"\s*(?:,\s*(?:and\s+|then\s+)?|;\s*|\s+and\s+then\s+|\s+then\s+|\s+and\s+(?:also\s+)?|"
+                    rf"\s+also\s+)(?=(?:please\s+)?(?:{_VERBS})\b)")
+_SMALL_TALK = [
+    (r"^(hi|hello|hey|good (morning|afternoon|evening)|greetings)\b", "Hello! " + CAPABILITIES),
+    (r"^(thanks|thank you|cheers|great job|well done)\b", "You're welcome. Tell me if there is anything else."),
+    (r"^how are you\b", "I am fine, thank you: the building is running. What can I do for you?"),
+    (r"^(who are you|what are you|what can you do|what do you do|help)\b",
+     "I am the building's assistant. " + CAPABILITIES),
+    (r"^(bye|goodbye|good night|see you)\b", "Goodbye!"),
+]
+# (means, purpose): lowering the heat to get warmer, raising it to get cooler, dark to read.
+_CONTRADICTIONS = [
+    (r"\b(lower|reduce|decrease|turn down|drop|cut)\b.*\b(temperature|heating|thermostat|heat)\b|"
+     r"\bturn (?:off|down) the (?:heating|heater)\b", r"\b(warmer|hotter|warm (?:it|the room|me) up|heat up)\b",
+     "Lowering the temperature would make the room colder, not warmer", "warmer"),
+    (r"\b(raise|increase|turn up|put up)\b.*\b(temperature|heating|thermostat|heat)\b",
+     r"\b(cooler|colder|cool (?:it|the room|me|down)|chill)\b",
+     "Raising the temperature would make the room warmer, not cooler", "cooler"),
+    (r"\b(turn|switch) (?:off|out) the lights?\b|\bturn the lights? off\b",
+     r"\b((?:see|read) better|brighter|more light)\b",
+     "Switching the light off would make it darker, not brighter", "brighter"),
+]
+
+
+def split_tasks(instruction: str) -> list[str]:
+    """The clauses of a multi-task instruction, each starting with its verb.
+
+    Examples:
+        >>> split_tasks("Turn on the light in office 1, open the window in meeting room 3 and switch the fan on")
+        ['Turn on the light in office 1', 'open the window in meeting room 3', 'switch the fan on']
+        >>> split_tasks("turn on the lights in office 2 and office 5")
+        ['turn on the lights in office 2 and office 5']
+    """
+    parts = _SPLIT.split(instruction.strip().rstrip(".!"))
+    return [p.strip() for p in parts if p and p.strip()]
+
+
+def recognise_compound(b: Beliefs) -> Goal | None:
+    """Small talk, a contradiction, or several tasks in one instruction; None for anything else."""
+    text = words_of(b.instruction)
+    for pattern, reply in _SMALL_TALK:
+        if re.search(pattern, text) and len(text.split()) <= 8:
+            return Goal("chat", message=reply)
+    for means, purpose, why, wanted in _CONTRADICTIONS:
+        if re.search(means, text) and re.search(purpose, text):
+            rooms, _ = _rooms_in(text, b)
+            return Goal("contradiction", target=rooms, condition=wanted,
+                        message=why, question=f"{why}. Do you want it {wanted}, or did you mean something else?")
+    clauses = split_tasks(b.instruction)
+    if len(clauses) < 2:
+        return None
+    goals = [understand(replace(b, instruction=c)) for c in clauses]
+    if not any(g.kind == "control" for g in goals):
+        return None
+    changes = [c for g in goals if g.kind == "control" for c in g.changes]
+    refused = " ".join(g.message for g in goals if g.kind == "refuse")
+    unclear = [c for c, g in zip(clauses, goals) if g.kind not in ("control", "refuse")]
+    if unclear:
+        refused += f" I did not understand: {'; '.join(unclear)}."
+    return Goal("control", changes=changes, message=refused.strip())
+
+
+def _thermostat(b: Beliefs, rooms: list[str]) -> str | None:
+    for kind in ("thermostat", "hvac", "heater"):
+        for d in b.devices.values():
+            if d.type == kind and (not rooms or d.room in rooms) and "target" in d.state:
+                return d.id
+    return None
+
+
+def contradiction_step(b: Beliefs, goal: Goal, can: set[str]) -> tuple[str, object, str]:
+    """``("ask", question, why)``, ``("changes", [Change], reason)`` or ``("say", message, why)``."""
+    answers = [a for q, a in b.answers if q == goal.question]
+    if not answers:
+        if "askuser" in can:
+            return ("ask", goal.question, f"{goal.message}: the request contradicts itself, so I ask before acting.")
+        return ("say", f"{goal.message}, so I did nothing. Tell me which you want and I will do it.",
+                "The request contradicts itself; I point it out instead of acting.")
+    answer = words_of(answers[-1])
+    up = re.search(r"\b(warm|warmer|hotter|up|higher|raise)\b", answer)
+    down = re.search(r"\b(cool|cooler|colder|down|lower)\b", answer)
+    device = _thermostat(b, goal.target)
+    if goal.condition == "brighter" or device is None or bool(up) == bool(down):
+        return ("say", "All right, I left everything as it was.", "The answer does not ask for a change.")
+    number = re.search(r"\b(\d+(?:\.\d+)?)\b", answer)
+    current = b.devices[device].state.get("target")
+    if number:
+        value = float(number.group(1))
+    elif isinstance(current, (int, float)):
+        value = current + (2 if up else -2)
+    else:
+        return ("say", "I do not know the current setting, so I left it as it was.", "No value to change from.")
+    value = int(value) if float(value).is_integer() else value
+    return ("changes", [Change(device, "target", value)], f"You want it {'warmer' if up else 'cooler'}, so ")
