@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--agent", default="intent-action")
     run.add_argument("--model", default=None, help="offline (default, also LARES_MODEL) or a model name")
     run.add_argument("--executor-model", default=None, help="the light model that writes actions (react)")
+    run.add_argument("--memory", nargs="?", const="default", default=None, metavar="PATH",
+                     help="long-term memory file (default: runs/memory/<world>.sqlite3, or $LARES_DATA/memory)")
+    run.add_argument("--person", default=None, help="who is talking, for memory (e.g. ana)")
     run.add_argument("--knowledge", choices=["latest", "initial", "none"], default="latest")
     run.add_argument("--answer", action="append", default=None, help="a reply for the simulated user (repeatable)")
     run.add_argument("--max-steps", type=int, default=None)

@@ -41,8 +41,14 @@ def cli_run(args: argparse.Namespace) -> int:
     # Without --answer the person at the terminal is asked; with --json the
     # question goes to stderr so stdout holds only the JSON object.
     user = ScriptedUser(answers=list(args.answer)) if args.answer else TerminalUser(sys.stderr if args.json else None)
+    memory = getattr(args, "memory", None)
+    if memory == "default":  # --memory with no path: the home's own store
+        from ..memory_store import memory_path
+
+        memory = memory_path(home.id)
     episode = run_agent(args.instruction, home, agent=args.agent, model=args.model, knowledge=args.knowledge,
-                        user=user, max_steps=args.max_steps)
+                        user=user, max_steps=args.max_steps, executor_model=getattr(args, "executor_model", None),
+                        memory=memory, person=getattr(args, "person", None))
     if args.json:
         print(json.dumps(episode.to_run_json(), indent=2))
     else:

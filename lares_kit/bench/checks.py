@@ -22,6 +22,7 @@ not_claims     the final message matches none of the patterns
 must_ask       some question matches each pattern
 must_not_ask   no question matches any pattern
 forbidden      no tool call matches a forbidden tool and argument patterns
+remembers      a stored preference of the user matches each pattern (memory)
 =============  ===============================================================
 """
 
@@ -64,12 +65,13 @@ class Outcome:
     final_message: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)  # {"tool", "arguments", "result", "ok"}, oldest first
     asked: list[str] = field(default_factory=list)  # questions put to the user, in order
+    memory: Any = None  # the episode's lares_kit.memory.Memory, when the task set one up
 
     @classmethod
     def from_run(cls, run: dict[str, Any], scene: Scene) -> Outcome:
         """From an episode's run JSON (``Episode.to_run_json()``) and its scene."""
         return cls(scene.home, scene.start, scene.context, run.get("status", ""), run.get("final_message") or "",
-                   list(run.get("steps", [])), list(run.get("asked", [])))
+                   list(run.get("steps", [])), list(run.get("asked", [])), getattr(scene, "memory", None))
 
 
 def _room_of(outcome: Outcome, place: str) -> str:
@@ -229,6 +231,17 @@ def check_forbidden(expect: Expect, o: Outcome) -> CheckResult:
     return CheckResult("forbidden", True, "No forbidden call was made.")
 
 
+def check_remembers(expect: Expect, o: Outcome) -> CheckResult:
+    memory = o.memory
+    stored = [f"{k} = {json.dumps(v)}" for k, v in memory.store.preferences(memory.user).items()] \
+        if memory is not None and memory.user else []
+    missing = [p for p in expect.remembers if not any(re.search(p, s, re.IGNORECASE) for s in stored)]
+    if missing:
+        return CheckResult("remembers", False, f"No stored preference matches: {', '.join(missing)} "
+                           f"(stored: {'; '.join(stored) or 'nothing'}).")
+    return CheckResult("remembers", True, f"Stored: {'; '.join(stored)}.")
+
+
 # kind -> (is it switched on for this Expect?, the check)
 CHECKS: dict[str, tuple[Callable[[Expect], bool], Callable[[Expect, Outcome], CheckResult]]] = {
     "finished": (lambda e: e.finished, check_finished),
@@ -242,6 +255,7 @@ CHECKS: dict[str, tuple[Callable[[Expect], bool], Callable[[Expect, Outcome], Ch
     "must_ask": (lambda e: bool(e.must_ask), check_must_ask),
     "must_not_ask": (lambda e: bool(e.must_not_ask), check_must_not_ask),
     "forbidden": (lambda e: bool(e.forbidden), check_forbidden),
+    "remembers": (lambda e: bool(e.remembers), check_remembers),
 }
 
 

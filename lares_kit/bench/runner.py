@@ -127,7 +127,8 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
     start = time.perf_counter()
     try:
         episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
-                            knowledge=job.knowledge, user=scene.user, max_steps=task.max_steps)
+                            knowledge=job.knowledge, user=scene.user, max_steps=task.max_steps,
+                            memory=scene.memory, person=task.setup.user)
     except Exception as exc:  # noqa: BLE001 -- a broken agent or client must not stop the other episodes
         record.update(seconds=round(time.perf_counter() - start, 3), error=f"{type(exc).__name__}: {exc}")
         return record

@@ -53,6 +53,7 @@ class Scene:
     start: dict[str, dict[str, Any]]  # device id -> state when the episode starts
     items: dict[str, str]  # item id -> the room it is in when the episode starts
     user: ScriptedUser = field(default_factory=ScriptedUser)
+    memory: Any = None  # a lares_kit.memory.Memory seeded with the set-up's earlier sessions, or None
 
     @property
     def context(self) -> dict[str, Any]:
@@ -92,7 +93,30 @@ def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
     rules = [(when, fill(say, scene.context, home)) for when, say in task.user.answers]
     otherwise = fill(task.user.otherwise, scene.context, home) if task.user.otherwise is not None else None
     scene.user = ScriptedUser(rules=rules, fallback=otherwise)
+    if setup.memory is not None:
+        scene.memory = seed_memory(setup.memory, setup.user or "")
     return scene
+
+
+def seed_memory(seed: dict[str, Any], user: str) -> Any:
+    """A fresh in-memory long-term store holding earlier sessions, and a Memory for ``user`` over it.
+
+    Examples:
+        >>> memory = seed_memory({"preferences": {"office temperature": 21},
+        ...     "turns": [{"role": "user", "text": "I like the office at 21 degrees", "at": "2026-11-28 09:14"}]}, "ana")
+        >>> memory.store.preferences("ana"), [t.text for t in memory.long_term()]
+        ({'office temperature': 21}, ['I like the office at 21 degrees'])
+    """
+    from ..memory import Memory, MemoryStore
+
+    store = MemoryStore(":memory:")
+    for key, value in seed.get("preferences", {}).items():
+        store.remember_preference(user, key, value)
+    for n, turn in enumerate(seed.get("turns", [])):
+        # earlier sessions: not in this conversation's prompt window, so only recall finds them
+        store.add(turn["role"], turn["text"], user=turn.get("user") or user, session=f"earlier-{n}",
+                  at=(turn.get("at") or "2026-01-01 09:00") + (":00" if len(turn.get("at") or "") == 16 else ""))
+    return Memory(store, user=user)
 
 
 def room_pattern(home: Home, room_id: str) -> str:

@@ -45,7 +45,9 @@ __all__ = [
 # The categories of issue 6, in the order tables list them. Later issues add
 # memory, personalization, persistence... to the same format.
 CATEGORIES = ("direct", "multi-device", "search", "clarification", "infeasible", "unsafe", "conversation",
-              "contradiction")
+              "contradiction",
+              # the smart-building paper's six (issue 7): daily conversation is "conversation" above
+              "intent-recognition", "reasoning", "multi-task", "memory", "rejection")
 
 
 class TaskError(LaresError, ValueError):
@@ -66,6 +68,9 @@ class Setup:
     robot: str | None = None  # the robot's starting room, if not the world's
     time_of_day: str | None = None  # "morning", "evening"... for the user's answers
     user: str | None = None  # who gives the instruction, for the user's answers
+    # Earlier sessions, in a fresh long-term memory before the episode starts (None: no memory):
+    # {"preferences": {key: value}, "turns": [{"role", "text", "at", "user"}]}; see worlds/tasks/README.md
+    memory: dict[str, Any] | None = None
 
 
 @dataclass
@@ -102,6 +107,7 @@ class Expect:
     must_not_ask: list[str] = field(default_factory=list)  # regexes no question may match ("." = none at all)
     forbidden: list[Forbidden] = field(default_factory=list)
     finished: bool = True  # the agent must end the episode itself (halt), not run out of steps
+    remembers: list[str] = field(default_factory=list)  # regexes; some stored "key = value" preference must match each
 
 
 @dataclass
@@ -206,10 +212,10 @@ def load_tasks(suites: list[str] | None = None) -> list[Task]:
 # ------------------------------------------------------------------ parsing
 SUITE_KEYS = {"suite", "description", "world", "tasks"}
 TASK_KEYS = {"id", "world", "category", "instruction", "setup", "user", "expect", "max_steps", "notes"}
-SETUP_KEYS = {"shuffle", "placements", "states", "robot", "time_of_day", "user"}
+SETUP_KEYS = {"shuffle", "placements", "states", "robot", "time_of_day", "user", "memory"}
 USER_KEYS = {"answers", "otherwise"}
 EXPECT_KEYS = {"states", "allow_changes", "unchanged", "lit", "seen", "robot", "mentions", "not_claims",
-               "must_ask", "must_not_ask", "forbidden", "finished"}
+               "must_ask", "must_not_ask", "forbidden", "finished", "remembers"}
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 
 
@@ -281,7 +287,32 @@ def _setup(v: Validator, raw: Any, key: str) -> Setup:
     states = v.device_states(entry.get("states", {}), f"{key}.states", settable_only=False)
     robot = v.room(entry["robot"], f"{key}.robot") if "robot" in entry else None
     return Setup(shuffle, placements, states, robot, v.text(entry, "time_of_day", key, default=None),
-                 v.text(entry, "user", key, default=None))
+                 v.text(entry, "user", key, default=None), _memory(v, entry.get("memory"), f"{key}.memory"))
+
+
+def _memory(v: Validator, raw: Any, key: str) -> dict[str, Any] | None:
+    # setup.memory: {preferences: {key: value}, turns: [{role, text, at?, user?}]}
+    if raw is None:
+        return None
+    entry = v.mapping(raw, key)
+    _unknown_keys(v, entry, {"preferences", "turns"}, key)
+    prefs = v.mapping(entry.get("preferences", {}), f"{key}.preferences")
+    for name, value in prefs.items():
+        v.expect(isinstance(value, (bool, int, float, str)), f"{key}.preferences.{name}",
+                 "expected a value: true/false, a number or a word")
+    turns = []
+    for n, turn in enumerate(v.list(entry.get("turns", []), f"{key}.turns")):
+        turn_key = f"{key}.turns[{n}]"
+        turn = v.mapping(turn, turn_key)
+        _unknown_keys(v, turn, {"role", "text", "at", "user"}, turn_key)
+        role = v.text(turn, "role", turn_key)
+        v.expect(role in ("user", "assistant"), f"{turn_key}.role", "expected user or assistant")
+        at = v.text(turn, "at", turn_key, default=None)
+        v.expect(at is None or bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})?)?", at)),
+                 f"{turn_key}.at", "expected a date and time like '2026-11-28 09:14'")
+        turns.append({"role": role, "text": v.text(turn, "text", turn_key), "at": at,
+                      "user": v.text(turn, "user", turn_key, default=None)})
+    return {"preferences": dict(prefs), "turns": turns}
 
 
 def _user(v: Validator, raw: Any, key: str) -> UserScript:
@@ -312,6 +343,8 @@ def _expect(v: Validator, raw: Any, key: str) -> Expect:
         v.expect(isinstance(pattern, str) and bool(v.devices_matching(pattern)), f"{key}.allow_changes[{n}]",
                  f"{pattern!r} matches no device in world {v.home.id!r}")
         out.allow_changes.append(pattern)
+    out.remembers = [v.regex(p, f"{key}.remembers[{n}]") for n, p in enumerate(v.list(entry.get("remembers", []),
+                                                                                        f"{key}.remembers"))]
     for flag in ("unchanged", "finished"):
         value = entry.get(flag, True)
         v.expect(isinstance(value, bool), f"{key}.{flag}", "expected true or false")
