@@ -35,10 +35,14 @@ KNOWN_KEYS = {"id", "name", "description", "rooms", "devices", "robot", "items"}
 # unquoted comma inside {...}, which YAML splits into a stray key).
 ENTRY_KEYS = {
     "rooms": {"id", "name", "description", "exits", "aliases", "floor"},
-    "devices": {"id", "name", "type", "room", "state", "aliases", "description", "capabilities"},
+    "devices": {"id", "name", "type", "room", "state", "aliases", "description", "capabilities", "docs", "near"},
     "items": {"id", "name", "type", "room", "aliases", "description"},
     "robot": {"id", "name", "room"},
 }
+# Device keys the Home's Device does not hold; kept per device in
+# Home.extra["device_extras"] = {device id: {key: value}} for the features that
+# read them (lares_kit.device_api: capability documents, what is near it).
+DEVICE_EXTRA_KEYS = ("docs", "near")
 
 
 class _Loader(yaml.SafeLoader):
@@ -227,6 +231,7 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
                          + "; ".join(", ".join(p) for p in parts))
 
     devices = []
+    device_extras: dict[str, dict[str, Any]] = {}
     for n, raw in enumerate(_list(top.get("devices", []), source, "devices")):
         key = f"devices[{n}]"
         dev = _mapping(raw, source, key)
@@ -242,6 +247,11 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
         caps = _mapping(dev.get("capabilities", {}), source, f"{key}.capabilities")
         for attr, spec in caps.items():
             _mapping(spec, source, f"{key}.capabilities.{attr}")
+        for name in DEVICE_EXTRA_KEYS:
+            if name in dev:
+                for m, word in enumerate(_list(dev[name], source, f"{key}.{name}")):
+                    _expect(isinstance(word, str), source, f"{key}.{name}[{m}]", f"expected a string, got {_kind(word)}")
+                device_extras.setdefault(dev_id, {})[name] = list(dev[name])
         devices.append(Device(dev_id, _text(dev, "name", source, key, dtype.title()), dtype, room, dict(state),
                               _aliases(dev, source, key), _text(dev, "description", source, key, ""), dict(caps)))
 
@@ -265,6 +275,8 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
                           room, _aliases(it, source, key), _text(it, "description", source, key, "")))
 
     extra = {k: v for k, v in top.items() if k not in KNOWN_KEYS}
+    if device_extras:
+        extra["device_extras"] = device_extras
     return Home(world_id, _text(top, "name", source, "", world_id), graph, devices, items, robot,
                 description=_text(top, "description", source, "", ""), extra=extra)
 
