@@ -44,6 +44,10 @@ test-fast: $(STAMP)  ## unit tests and doctests only
 notebooks: $(STAMP)  ## re-execute notebooks/*.ipynb and save them with their outputs
 	$(BIN)/python scripts/run_notebooks.py
 
+.PHONY: solutions
+solutions: $(STAMP)  ## teachers: exercises/solutions/*.ipynb, the exercises with their reference answers, run
+	$(BIN)/python scripts/build_solutions.py
+
 demo: $(STAMP)  ## the three Lares scenarios in the terminal, offline model
 	$(BIN)/lares demo
 
