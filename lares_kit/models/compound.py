@@ -10,6 +10,7 @@ paper's test set has these kinds next to plain commands:
 * **contradiction** -- "lower the temperature to make the room warmer": the
   means defeats the purpose. The model points it out and does not act; if it
   can ask, it asks what the user wants and acts on a clear answer;
+* **indirect requests** -- "it's too dark in office 5", "make office 3 warmer";
 * **daily conversation** -- greetings, thanks, "what can you do?".
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .reading import Beliefs
+from .reading import Beliefs, norm
 from .understanding import Change, Goal, _rooms_in, understand, words_of
 
 __all__ = ["split_tasks", "recognise_compound", "contradiction_step", "CAPABILITIES"]
@@ -53,6 +54,45 @@ _CONTRADICTIONS = [
 ]
 
 
+# Indirect requests (the paper's intent recognition): what is said -> the device kind and the change.
+_INTENTS = [
+    (r"\b(too dark|pitch black|can'?t see|cannot see|brighter|brighten)\b", "light", "on", True),
+    (r"\b(too bright|glare|dazzling)\b", "light", "on", False),
+    (r"\b(let (?:some )?(?:fresh )?air in|fresh air|air (?:it|the room) out)\b", "window", "open", True),
+    (r"\b(warmer|warm (?:it|the room|me) up|heat (?:it |the room )?up)\b", "thermostat", "target", +2),
+    (r"\b(cooler|cool (?:it |the room )?down)\b", "thermostat", "target", -2),
+]
+
+
+def _intent(b: Beliefs, text: str) -> Goal | None:
+    rooms, _ = _rooms_in(text, b)
+    if not rooms:
+        return None
+    for pattern, kind, attribute, value in _INTENTS:
+        if not re.search(pattern, text):
+            continue
+        devices = [d for d in b.devices.values() if d.room in rooms and d.type == kind]
+        if kind == "thermostat" and not devices:  # no thermostat: the air conditioner
+            devices = [d for d in b.devices.values() if d.room in rooms and d.type == "hvac"]
+            if devices and value < 0:
+                cool = [] if devices[0].state.get("mode") == "cool" else [Change(devices[0].id, "mode", "cool")]
+                return Goal("control", changes=[Change(devices[0].id, "on", True), *cool])
+        if not devices:
+            return None
+        if attribute == "target":
+            # A relative change is made once: after a successful set, that value is the goal.
+            done = [c for c in b.calls if c.ok and norm(c.name) == "setdevice" and c.arg("device_id") == devices[0].id
+                    and c.arg("attribute") == "target"]
+            if done:
+                return Goal("control", changes=[Change(devices[0].id, "target", done[-1].arg("value"))])
+            now = devices[0].state.get("target")
+            if not isinstance(now, (int, float)):
+                return None
+            return Goal("control", changes=[Change(devices[0].id, "target", now + value)])
+        return Goal("control", changes=[Change(d.id, attribute, value) for d in devices])
+    return None
+
+
 def split_tasks(instruction: str) -> list[str]:
     """The clauses of a multi-task instruction, each starting with its verb.
 
@@ -79,7 +119,7 @@ def recognise_compound(b: Beliefs) -> Goal | None:
                         message=why, question=f"{why}. Do you want it {wanted}, or did you mean something else?")
     clauses = split_tasks(b.instruction)
     if len(clauses) < 2:
-        return None
+        return _intent(b, text)
     goals = [understand(replace(b, instruction=c)) for c in clauses]
     if not any(g.kind == "control" for g in goals):
         return None

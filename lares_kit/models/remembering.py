@@ -79,12 +79,16 @@ def recognise_memory(b: Beliefs) -> Goal | None:
         rooms, rest = _rooms_in(text, b)
         mine = re.search(r"\bmy ((?!usual|normal|preferred|favou?rite)[a-z]+(?: room)?)\b", rest)
         place = mine.group(1) if mine else (b.rooms[rooms[0]].name.lower() if rooms else "")
-        return Goal("usual", target=[f"{place} {attribute}".strip()], target_text=place, condition=attribute)
+        asks = re.match(r"(what|which|how|do you know|tell me)\b", text) is not None  # a question: answer only
+        return Goal("usual", target=[f"{place} {attribute}".strip()], target_text=place, condition=attribute,
+                    then="report" if asks else "set")
     return None
 
 
 def preference_of(result: str, key: str) -> float | int | str | None:
     """The remembered value for ``key`` in a recall result: a stated preference first, else a number said.
+
+    A key of "<place> setting" ("the way I like it") takes the first preference about that place.
 
     Examples:
         >>> preference_of('1 memory matches ...: "I like the office at 21 degrees". '
@@ -92,8 +96,10 @@ def preference_of(result: str, key: str) -> float | int | str | None:
         21
     """
     attribute = key.split()[-1] if key else ""
-    for k, v in re.findall(r"([\w ]+?) = (\"[^\"]*\"|-?\d+(?:\.\d+)?|true|false)", result.split("Preferences", 1)[-1]):
-        if attribute in k or k.strip() == key:
+    prefs = result.split("Preferences", 1)[1].split(":", 1)[-1] if "Preferences" in result else ""
+    for k, v in re.findall(r"([\w ]+?) = (\"[^\"]*\"|-?\d+(?:\.\d+)?|true|false)", prefs):
+        k = k.strip(" ;")
+        if attribute in k or k == key or (attribute == "setting" and set(key.split()[:-1]) <= set(k.split())):
             value = v.strip('"')
             try:
                 number = float(value)
@@ -154,8 +160,13 @@ def memory_step(b: Beliefs, goal: Goal, can: set[str]) -> tuple[str, object, str
     if value is None:
         return ("say", f"I could not find your usual {goal.condition} in my memory. Tell me what you like and I "
                        "will remember it.", "Memory has no such preference, so I must not guess.")
+    if goal.then == "report":
+        return ("say", f"Your usual {goal.target[0]} is {value}.", "The user asked what it is; I only answer.")
+    attribute = goal.condition
+    if attribute == "setting":  # "the way I like it": the kind of setting comes from the stored preference
+        attribute = "brightness" if isinstance(value, (int, float)) and value > 35 else "temperature"
     room = _room_for(b, goal, speaker_of(b))
-    found = _device_for(b, room, goal.condition) if room else None
+    found = _device_for(b, room, attribute) if room else None
     if found is None:
         where = f"'{goal.target_text}'" if goal.target_text else "the room"
         return ("say", f"Your usual {goal.condition} is {value}, but I do not know which device to set for {where}.",

@@ -301,6 +301,12 @@ def _answer(text: str, b: Beliefs, rooms: list[str], devices: list[Dev]) -> str:
         return f"The robot is in the {room}."
     if re.search(r"\brooms\b", text):
         return f"The home has {len(b.rooms)} rooms: " + ", ".join(r.name for r in b.rooms.values()) + "."
+    reading = next((a for a in ("humidity", "co2", "temperature") if re.search(rf"\b{a}\b", text)), None)
+    if reading and rooms:  # "what's the humidity in the kitchen?": whichever device reports it
+        hits = [d for d in b.devices.values() if d.room in rooms and reading in d.state]
+        hits = [d for d in hits if d.type == "sensor"] or hits
+        if hits:
+            return " ".join(f"T{describe(b, d.id)[1:]} reads {reading} {d.state[reading]}." for d in hits)
     asked = [d for d in devices if not rooms or d.room in rooms]
     lights = [d for d in b.devices.values() if d.type == "light" and (not rooms or d.room in rooms)]
     listing = re.search(r"\b(on|off)\b", text) and re.search(r"\blights\b|\blamps\b|\b(which|any)\b", text)
@@ -312,6 +318,8 @@ def _answer(text: str, b: Beliefs, rooms: list[str], devices: list[Dev]) -> str:
             return (f"These lights are {state}: " + "; ".join(hits) + ".") if hits else f"No lights are {state}."
         return ("I am a rule-based teaching stand-in and could not understand that question. I can answer which "
                 "lights are on or off, where the robot is, which rooms there are, and a device's state.")
+    flags = {"on": ("on", "off"), "open": ("open", "closed"), "locked": ("locked", "unlocked")}
     return " ".join(f"T{describe(b, d.id)[1:]} is " +
-                    ", ".join(f"{k} {v}" if k != "on" else ("on" if v else "off") for k, v in d.state.items()) + "."
+                    ", ".join(flags[k][0 if v else 1] if k in flags and isinstance(v, bool) else f"{k} {v}"
+                              for k, v in d.state.items()) + "."
                     for d in asked)
