@@ -34,8 +34,8 @@ __all__ = ["FEELINGS", "Readings", "recognise_comfort", "comfort_step", "parse_r
 FEELINGS = [
     (r"\b(stuffy|stale|airless|no air|close in here)\b", "stuffy"),
     (r"\b(muggy|humid|damp|sticky|musty)\b", "humid"),
-    (r"\b(too (?:hot|warm)|boiling|sweltering|roasting|baking|(?:hot|warm) in)\b|\bi'?m (?:hot|warm)\b", "hot"),
-    (r"\b(too (?:cold|cool|chilly)|freezing|chilly|(?:cold|chilly) in)\b|\bi'?m (?:cold|freezing)\b", "cold"),
+    (r"\b(too (?:hot|warm)|boiling|sweltering|roasting|baking|(?:hot|warm) in)\b|\bi'?m (?:hot|warm)\b|\b(?:seems?|feels?|getting) (?:too )?(?:hot|warm)\b", "hot"),
+    (r"\b(too (?:cold|cool|chilly)|freezing|chilly|(?:cold|chilly) in)\b|\bi'?m (?:cold|freezing)\b|\b(?:seems?|feels?|getting) (?:too )?cold\b", "cold"),
     (r"\b(?:is|how is|how's) the air\b|\bair quality\b|\b(?:is|are) .* comfortable\b", "check"),
 ]
 

@@ -30,7 +30,7 @@ __all__ = ["Change", "Goal", "daytime_answer", "describe", "understand", "words_
 LIGHT_WORDS = ("light", "lights", "lamp", "lamps", "bulb", "bulbs", "lighting")
 # device type -> what people call it
 TYPE_WORDS: dict[str, tuple[str, ...]] = {
-    "light": LIGHT_WORDS, "thermostat": ("thermostat", "heating", "heat", "temperature"),
+    "light": LIGHT_WORDS, "thermostat": ("thermostat", "heating", "heat", "temperature", "degrees"),
     "heater": ("heater", "heating", "radiator"), "lock": ("lock", "door"), "door": ("door",),
     "window": ("window", "windows"), "blinds": ("blinds", "blind", "shades", "curtains"), "fan": ("fan",),
     "tv": ("tv", "television", "telly"), "speaker": ("speaker", "music", "radio"), "oven": ("oven",),
