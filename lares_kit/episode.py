@@ -218,9 +218,9 @@ class Episode:
 
     def save(self, path: Union[str, Path]) -> Path:
         """Write the episode as JSON; return the path."""
-        path = Path(path)
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
-        return path
+        from .atomic import write_json_atomic
+
+        return write_json_atomic(path, self.to_dict())  # a crash mid-save leaves the old file, never half
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "Episode":

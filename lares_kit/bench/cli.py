@@ -6,21 +6,59 @@ Defaults: every suite in ``worlds/tasks/``, the agents ``intent-action`` and
 ``offline``, one seed, one thread. Episode records go to ``--runs DIR``
 (resumable: run the same command again to finish an interrupted run) or to
 a new ``runs/bench-<time>`` folder.
+
+A slice: ``--tasks PATTERN`` keeps tasks whose id or category matches
+(shell-style, repeatable) and ``--limit N`` keeps N of them spread over the
+categories (:func:`select_tasks`). The local model (``--model local``) is
+slow, so it runs a 20-task slice unless ``--limit`` says otherwise
+(``--limit 0``: every task).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import fnmatch
 import time
 from pathlib import Path
 
+from ..atomic import write_json_atomic
 from ..errors import LaresError
 from .report import format_table, plot
 from .runner import DEFAULT_AGENTS, run_bench
-from .tasks import load_tasks
+from .tasks import Task, load_tasks
 
-__all__ = ["cli_bench"]
+__all__ = ["LOCAL_SLICE", "cli_bench", "select_tasks"]
+
+LOCAL_SLICE = 20  # tasks in the default slice for the local model (about 30 tokens/s on 2 cores)
+
+
+def select_tasks(tasks: list[Task], patterns: list[str] | None = None, limit: int | None = None) -> list[Task]:
+    """The tasks matching any pattern (id or category, shell-style), then at most ``limit`` of them.
+
+    The limit takes the categories in turn (the first task of each, then
+    the second, ...), so a small slice still covers every kind of task; the
+    result keeps the suites' order. ``limit`` None or 0: no limit.
+
+    Examples:
+        >>> tasks = load_tasks(["lares-home"])
+        >>> [t.id for t in select_tasks(tasks, ["*kitchen*"])]
+        ['lh-kitchen-on', 'lh-kitchen-and-bedroom']
+        >>> picked = select_tasks(tasks, limit=8)
+        >>> len(picked), len({t.category for t in picked}) == len({t.category for t in tasks})
+        (8, True)
+    """
+    if patterns:
+        tasks = [t for t in tasks if any(fnmatch.fnmatchcase(t.id, p) or fnmatch.fnmatchcase(t.category, p)
+                                         for p in patterns)]
+    if not limit or limit >= len(tasks):
+        return list(tasks)
+    by_category: dict[str, list[int]] = {}  # category -> task positions, in order
+    for i, task in enumerate(tasks):
+        by_category.setdefault(task.category, []).append(i)
+    chosen: list[int] = []
+    for rank in range(max(len(v) for v in by_category.values())):
+        chosen += [v[rank] for v in by_category.values() if rank < len(v)]
+    return [tasks[i] for i in sorted(chosen[:limit])]
 
 
 def cli_bench(args: argparse.Namespace) -> int:
@@ -33,6 +71,13 @@ def cli_bench(args: argparse.Namespace) -> int:
     if args.seeds < 1 or args.concurrency < 1:
         raise LaresError("--seeds and --concurrency must be at least 1")
     tasks = load_tasks(args.suite)
+    limit = getattr(args, "limit", None)
+    if limit is None and any(m.startswith("local") for m in args.model or []):
+        limit = LOCAL_SLICE
+        print(f"the local model runs a {LOCAL_SLICE}-task slice (--limit 0 for every task)")
+    tasks = select_tasks(tasks, getattr(args, "tasks", None), limit)
+    if not tasks:
+        raise LaresError("no task matches --tasks " + " ".join(args.tasks or []))
     runs = Path(args.runs) if args.runs else Path("runs") / time.strftime("bench-%Y%m%d-%H%M%S")
     bench = run_bench(tasks, agents=agents, models=args.model, seeds=args.seeds, concurrency=args.concurrency,
                       runs=runs)
@@ -42,7 +87,7 @@ def cli_bench(args: argparse.Namespace) -> int:
     print(f"\n{len(bench.records)} episodes ({len(tasks)} tasks x {len(agents)} agent(s) x {models} model(s) "
           f"x {args.seeds} seed(s)) in {bench.seconds:.1f} s{resumed}; episode records in {runs}/")
     if args.json_path:
-        Path(args.json_path).write_text(json.dumps(bench.to_json(), indent=1) + "\n", encoding="utf-8")
+        write_json_atomic(args.json_path, bench.to_json())
         print(f"results written to {args.json_path}")
     if args.plot:
         plot(bench.summary, args.plot)

@@ -12,7 +12,10 @@ Each finished episode is written to ``<runs>/<agent>/<model>/<task>-s<seed>-<kno
 at once: a record with the contract's result keys, the check verdicts and
 the whole Episode (``Episode.from_dict(record["episode"])`` replays it in a
 widget). Running again with the same ``runs`` folder skips the episodes
-already there, unless their task changed since (its fingerprint).
+already there, unless their task changed since (its fingerprint) or the episode
+ended in an error (the model unreachable, a 500 after the retries): a resumed
+run re-runs only what failed. Records are written atomically
+(:mod:`lares_kit.atomic`), so a killed run leaves no half-written file.
 
 Summaries and plots are :mod:`lares_kit.bench.report`.
 """
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_json_atomic
 from ..episode import Episode
 from ..home import Home
 from ..worlds import load_world
@@ -157,7 +161,11 @@ def _saved(job: Job, runs: Path | None) -> dict[str, Any] | None:
         record = json.loads(job.path(runs).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return None
-    return record if record.get("fingerprint") == job.task.fingerprint() else None
+    if record.get("fingerprint") != job.task.fingerprint():
+        return None
+    # An episode the model or the network broke (record["error"] set) is run again; a task the
+    # agent simply failed is a result, and is kept.
+    return None if record.get("error") else record
 
 
 def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_AGENTS,
@@ -207,10 +215,8 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
         for future in as_completed(futures):
             i = futures[future]
             records[i] = future.result()
-            if runs is not None:
-                path = jobs[i].path(runs)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps(records[i], indent=1) + "\n", encoding="utf-8")
+            if runs is not None:  # atomically: a kill mid-write leaves the old file or none, never half
+                write_json_atomic(jobs[i].path(runs), records[i])
             bar.update(1)
     done = [r for r in records if r is not None]
     return BenchRun(done, runs, time.perf_counter() - start, resumed, summarize(done))
