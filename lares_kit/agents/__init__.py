@@ -10,7 +10,9 @@ maps an agent name to its loop; each loop is one function over an
   (:mod:`~lares_kit.agents.intent_action`);
 * ``react`` -- the smart-building paper: a planner writes Thoughts, a light
   model writes the Actions, with memory (:mod:`~lares_kit.agents.react`);
-  ``react-parallel`` is the same with parallel calls for independent actions.
+  ``react-parallel`` is the same with parallel calls for independent actions;
+* ``sage`` -- SAGE: a coordinator whose tools are sub-agents (device,
+  preference, condition), a tree of prompts (:mod:`~lares_kit.agents.sage`).
 
 :func:`run_agent` builds the pieces (model client, Toolbox, Episode), runs
 the loop and returns the Episode. It never raises for what the model does:
@@ -33,6 +35,7 @@ from .function_calling import run_function_calling
 from .intent_action import run_intent_action
 from .prompts import GOAL_PROMPT, ROLE_PROMPT
 from .react import MAX_ITERATIONS, run_react, run_react_parallel
+from .sage import run_sage
 from .shared import AgentRun, Listener, ModelFailed
 
 __all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "run_agent", "get_agent", "AgentRun"]
@@ -43,6 +46,7 @@ AGENTS: dict[str, Callable[[AgentRun], None]] = {
     "intent-action": run_intent_action,
     "react": run_react,
     "react-parallel": run_react_parallel,
+    "sage": run_sage,
 }
 DEFAULT_MAX_STEPS = 20  # Lares allows 20 ticks (its write-up says 10)
 # Agents whose design sets another limit: the smart-building paper stops after 10 rounds.
@@ -58,7 +62,7 @@ def get_agent(name: str) -> Callable[[AgentRun], None]:
         >>> get_agent("telepathy")
         Traceback (most recent call last):
         ...
-        lares_kit.errors.LaresError: unknown agent 'telepathy'; agents: function-calling, intent-action, react, react-parallel
+        lares_kit.errors.LaresError: unknown agent 'telepathy'; agents: function-calling, intent-action, react, react-parallel, sage
     """
     if name not in AGENTS:
         raise LaresError(f"unknown agent {name!r}; agents: {', '.join(AGENTS)}")
@@ -81,6 +85,7 @@ def run_agent(
     memory: Any = None,
     person: str | None = None,
     options: dict[str, Any] | None = None,
+    monitor: Any = None,
 ) -> Episode:
     """Run one instruction with one agent in one home; return the Episode.
 
@@ -99,7 +104,9 @@ def run_agent(
     ``recall`` and ``remember_preference`` tools are then offered, and
     ``person`` (or the Memory's user) is who is talking. The react agent
     always has a memory (a throwaway one when none is given). ``options``
-    are agent settings (react: ``action_format``, ``parser``).
+    are agent settings (react: ``action_format``, ``parser``). ``monitor``: a
+    :class:`~lares_kit.monitor.Monitor` for persistent commands (the sage
+    agent's condition agent registers conditions with it).
 
     Examples:
         >>> from lares_kit import load_world
@@ -134,7 +141,8 @@ def run_agent(
 
         tools = list(tools if tools is not None else default_tools(home))
         tools += [fn for fn in MEMORY_TOOLS if fn not in tools]
-    toolbox = Toolbox(home, tools=tools, user=Listener(user if user is not None else NoUser()), memory=memory)
+    toolbox = Toolbox(home, tools=tools, user=Listener(user if user is not None else NoUser()), memory=memory,
+                      monitor=monitor)
     # The offline model reads "You are talking to <name>." to know whose "my office" this is.
     goal = GOAL_PROMPT + (f" You are talking to {memory.user}." if memory is not None and memory.user else "")
     episode = Episode.start(instruction, home, agent=agent, model=name, knowledge=knowledge, max_steps=steps,

@@ -76,6 +76,7 @@ from .calls import CONTRACT_TOOLS, fake_tools, fit, props, render
 from .formats import json_reply, react_beliefs, react_reply, wants_react
 from .planning import Intention, plan
 from .reading import Beliefs, norm, read_request
+from .sage_rules import sage_reply
 
 __all__ = ["MODEL_NAME", "FAULTY_MODEL", "Reply", "respond"]
 
@@ -185,6 +186,9 @@ def respond(request: dict[str, Any]) -> Reply:
     messages = request.get("messages") or []
     tools = [t for t in request.get("tools") or [] if isinstance(t, dict) and t.get("function")]
     choice = request.get("tool_choice")
+    sage = sage_reply(request)  # SAGE's tree of prompts has its own rules (lares_kit.models.sage_rules)
+    if sage is not None:
+        return Reply(*sage)
     if tools and choice != "none":
         b = read_request(messages, tools)
         by_norm = {norm(t["function"]["name"]): t for t in tools}

@@ -1,0 +1,176 @@
+"""The SAGE agent: a coordinator whose tools are sub-agents -- a tree of prompts.
+
+Taught in ``notebooks/11_device_apis_and_disambiguation.ipynb`` to
+``13_persistent_commands.ipynb``. SAGE (ANCHORS.md section 2) answers a
+request with a top-level agent that never sees the whole home; it calls
+tools, and some tools are agents with their own prompt and tools:
+
+* ``device_agent`` -- finds devices from descriptions
+  (:mod:`lares_kit.disambiguation`), reads capability docs, gets attributes
+  and runs commands (:mod:`lares_kit.device_api`);
+* ``preference_agent`` -- reads the speaker's profile and past requests
+  (:mod:`lares_kit.profiles`, the same SQLite store as the ReAct memory);
+* ``condition_agent`` -- writes a condition as a small Python function from
+  the device docs and registers it with the poller (:mod:`lares_kit.monitor`);
+  when it fires, the stored instruction runs through this agent again;
+* plus ``tv_guide``, ``weather`` (:mod:`lares_kit.guide`), ``ask_user``, ``halt``.
+
+Each agent in the tree is the same function-calling loop (one screen, one
+stop rule: ``halt``, a step limit); a sub-agent's answer is its ``halt``
+message, and its model calls are counted in the coordinator's Episode. The
+coordinator gets no WORLD KNOWLEDGE dump -- what it knows about the home
+comes through its tools, which is SAGE's point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..device_api import DEVICE_API_TOOLS, get_attribute, get_capability_docs, list_devices
+from ..disambiguation import find_device
+from ..episode import Episode
+from ..guide import GUIDE_TOOLS
+from ..monitor import PERSISTENT_TOOLS, Firing
+from ..profiles import PREFERENCE_TOOLS, memory_for, residents, seed_memory, speaker
+from ..tools import Toolbox, ask_user, halt
+from ..users import NoUser
+from .function_calling import run_function_calling
+from .shared import AgentRun
+
+__all__ = ["run_sage", "SageTree", "COORDINATOR_PROMPT", "SUB_AGENTS", "SUB_AGENT_MAX_STEPS"]
+
+COORDINATOR_PROMPT = (
+    "You are SAGE, the assistant of a smart home. You do not see the devices directly: hand device work to "
+    "device_agent, questions about what the person likes or asked before to preference_agent, and anything that "
+    "should happen later, when something happens (\"when I open the fridge...\"), to condition_agent. tv_guide "
+    "and weather answer what is on and what the weather is. Work out concrete values before you hand a task on "
+    "(which team, which channel, which temperature). Ask the user only when a device or wish is truly ambiguous. "
+    "Call halt with a short answer for the person when the request is done or cannot be done."
+)
+GOAL = "Carry out the request that follows, one tool call at a time. You are talking to {person}."
+
+# sub-agent -> (its role prompt, its tools). Each ends with halt, whose message is its answer.
+SUB_AGENTS: dict[str, tuple[str, list[Callable[..., str]]]] = {
+    "device": ("You are SAGE's device agent. Find the device the request means with find_device (or "
+               "list_devices), read the capability docs before a command you have not used, read attributes you "
+               "need (for changes relative to the current value), then run the commands. If several devices fit "
+               "equally, do nothing and halt with the question to ask the person. Halt with what you did.",
+               [find_device, *DEVICE_API_TOOLS, halt]),
+    "preference": ("You are SAGE's preference agent. Answer the question about the person from their profile "
+                   "(user_profile) and their past requests (recall). Halt with the answer, quoting the facts.",
+                   [*PREFERENCE_TOOLS, halt]),
+    "condition": ("You are SAGE's condition agent. For 'when X, do Y': find the device X is about, read its "
+                  "capability docs to learn the attribute and its values, write a condition function with "
+                  "create_condition that returns True when X holds, then notify_on_condition with Y as the "
+                  "instruction. You can also list and cancel conditions. Halt with what you set up.",
+                  [find_device, list_devices, get_capability_docs, get_attribute, *PERSISTENT_TOOLS, halt]),
+}
+SUB_AGENT_MAX_STEPS = 10
+
+
+@dataclass
+class SageTree:
+    """What the sub-agent tools of one run share: the run, the speaker's memory, the poller, the trace."""
+
+    run: AgentRun
+    memory: Any  # lares_kit.memory.Memory of the speaker, over a seeded store
+    monitor: Any = None  # lares_kit.monitor.Monitor, or None: no persistent commands in this run
+    sub_episodes: list[Episode] = field(default_factory=list)  # every sub-agent run, oldest first
+
+    def delegate(self, kind: str, request: str) -> str:
+        """Run one sub-agent on ``request`` in the same home; its halt message is the answer."""
+        prompt, tools = SUB_AGENTS[kind]
+        parent = self.run
+        box = Toolbox(parent.home, tools=list(tools), user=NoUser(), memory=self.memory, monitor=self.monitor)
+        episode = Episode.start(request, parent.home, agent=f"sage/{kind}", model=parent.model, knowledge="none",
+                                max_steps=SUB_AGENT_MAX_STEPS, system_prompt=prompt,
+                                goal_prompt=GOAL.format(person=self.memory.user or "a resident"))
+        sub = AgentRun(episode, parent.home, box, parent.client, parent.model, SUB_AGENT_MAX_STEPS)
+        run_function_calling(sub)  # a ModelFailed here ends the whole run, as in the coordinator
+        episode.final_state = parent.home.truth()
+        self.sub_episodes.append(episode)
+        turn = len(parent.episode.llm_calls)
+        for call in episode.llm_calls:  # the tree's cost is the run's cost
+            call.phase, call.turn = f"{kind}_agent", turn
+            parent.episode.llm_calls.append(call)
+        calls = "; ".join(f"{s.call_text} -> {'ok' if s.ok else 'error'}" for s in episode.tool_calls
+                          if s.tool != "halt")
+        answer = episode.final_message if episode.status == "done" else \
+            f"The {kind} agent stopped without an answer ({episode.status}): {episode.final_message}"
+        return answer + (f"\n(The {kind} agent called: {calls}.)" if calls else "")
+
+    def rerun(self, firing: Firing) -> Episode:
+        """The poller's callback: run a fired instruction through SAGE again, in the same home."""
+        from . import run_agent
+
+        return run_agent(firing.instruction, self.run.home, agent="sage", model=self.run.model,
+                         client=self.run.client, memory=self.memory, monitor=self.monitor,
+                         max_steps=self.run.max_steps)
+
+
+def _tools(tree: SageTree) -> list[Callable[..., str]]:
+    # The sub-agents as plain typed tools; closures carry the tree (no classes made at runtime).
+    def device_agent(request: str) -> str:
+        """Hand a task about devices to the device agent, in words with every value worked out, e.g. "set the TV by the plant to channel 3". It finds the device, reads its docs, runs the commands and says what it did.
+
+        Args:
+            request: The device task, e.g. "dim the lights by the fireplace to a third of their current value".
+        """
+        return tree.delegate("device", request)
+
+    def preference_agent(question: str) -> str:
+        """Ask the preference agent about the person: favourite teams, sports, genres, shows, usual settings, past requests.
+
+        Args:
+            question: What you need to know, e.g. "Which team does the person support?".
+        """
+        return tree.delegate("preference", question)
+
+    def condition_agent(request: str) -> str:
+        """Hand a persistent command to the condition agent: "when X happens, do Y". It writes and registers the condition; Y runs later, each time X becomes true. It also lists and cancels them.
+
+        Args:
+            request: The whole persistent command, e.g. "turn on the light in the dining room when I open the fridge".
+        """
+        return tree.delegate("condition", request)
+
+    tools: list[Callable[..., str]] = [device_agent, preference_agent]
+    if tree.monitor is not None:
+        tools.append(condition_agent)
+    return [*tools, *GUIDE_TOOLS, ask_user, halt]
+
+
+def run_sage(run: AgentRun) -> None:
+    """Run the coordinator until ``halt``, a question with no answer, or ``run.max_steps`` turns.
+
+    Examples:
+        >>> from lares_kit import load_world, run_agent
+        >>> home = load_world("sage-home")
+        >>> ep = run_agent("dim the lights by the fireplace to a third of their current value", home, agent="sage")
+        >>> ep.status, home.devices["fireplace-strip"].state["level"]
+        ('done', 30)
+        >>> [s.tool for s in ep.steps]
+        ['device_agent', 'halt']
+    """
+    memory = run.toolbox.memory if run.toolbox.memory is not None else memory_for(run.home)
+    if residents(run.home):
+        seed_memory(run.home, memory.store)  # the residents' profiles, once per store
+    if not memory.user:
+        memory.user = speaker(run.home)
+    tree = SageTree(run, memory, run.toolbox.monitor)
+    if tree.monitor is not None and tree.monitor.on_fire is None:
+        tree.monitor.on_fire = tree.rerun  # a fired condition runs its instruction through SAGE again
+    memory.store.add("user", run.episode.instruction, user=memory.user, session=memory.session)  # a past request
+    run.toolbox = Toolbox(run.home, tools=_tools(tree), user=run.toolbox.user, memory=memory, monitor=tree.monitor)
+    run.episode.knowledge = "none"  # SAGE reads the home through its tools, not a state dump
+    run.episode.system_prompt = COORDINATOR_PROMPT
+    run.episode.goal_prompt = GOAL.format(person=memory.user or "a resident")
+    tools = run.toolbox.schemas()
+    for turn in range(1, run.max_steps + 1):
+        reply = run.ask_model(turn, "turn", tools, tool_choice="auto")
+        if reply is None:
+            continue  # no usable call: recorded as an error step, the turn is lost
+        if run.run_calls(turn, reply, one_only=True):
+            return  # halt, or a question nobody answered
+    run.finish("step_limit", f"Stopped: {run.max_steps} steps used up before the agent called halt.")

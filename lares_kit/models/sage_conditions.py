@@ -1,0 +1,173 @@
+"""The offline model as SAGE's condition agent: split "do Y when X", write X as code from the docs.
+
+Part of :mod:`lares_kit.models.sage_rules`. For "turn on the light in the
+dining room when I open the fridge" it finds the fridge, reads the document
+of the capability the trigger word points to (``open`` -> a contact sensor),
+picks the attribute whose values include the word, and writes::
+
+    def fridge_door_open():
+        return get("fridge", "door") == "open"
+
+then registers it (``create_condition``) and attaches Y (``notify_on_condition``).
+It also lists and cancels conditions. Triggers it understands: opening or
+closing, switching on or off, locking or unlocking, finishing (a
+dishwasher), a temperature going above or below a number.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .sage_devices import device_phrase
+from .sage_reading import Doc, Talk, read_doc, stem_words
+
+__all__ = ["split_persistent", "is_persistent", "trigger_of", "condition_code", "condition_step"]
+
+Step = tuple[str, dict[str, Any]]
+_WHEN = r"(?:whenever|when|the next time|next time|as soon as|once)"
+
+
+def split_persistent(request: str) -> tuple[str, str] | None:
+    """(action, trigger) of a persistent command, or None.
+
+    Examples:
+        >>> split_persistent("turn on the light in the dining room when I open the fridge")
+        ('turn on the light in the dining room', 'I open the fridge')
+        >>> split_persistent("The next time someone opens the fridge, turn all the lights off.")
+        ('turn all the lights off', 'someone opens the fridge')
+    """
+    text = request.strip().rstrip(".!")
+    first = re.match(rf"^{_WHEN}\s+(.+?),\s*(?:then\s+)?(.+)$", text, re.IGNORECASE)
+    if first:
+        return first.group(2), first.group(1)
+    last = re.match(rf"^(.+?),?\s+\b{_WHEN}\s+(.+)$", text, re.IGNORECASE)
+    if last:
+        return last.group(1), last.group(2)
+    return None
+
+
+def is_persistent(request: str) -> bool:
+    """A "when X, do Y" command, or a question or order about the ones already set up."""
+    return split_persistent(request) is not None or bool(re.search(
+        r"\b(cancel|stop watching|forget)\b.*\b(condition|reminder|rule|when)\b|\bwhat are you watching\b|"
+        r"\b(list|show)\b.*\b(conditions|reminders|rules)\b", request, re.IGNORECASE))
+
+
+# trigger word -> (capability to read, value word to look for among the attribute's values)
+_TRIGGERS = [
+    (r"\bopen(s|ed)?\b", "contactSensor", "open"), (r"\bclose(s|d)?\b|\bshut(s)?\b", "contactSensor", "closed"),
+    (r"\bunlock(s|ed)?\b", "lock", "false"), (r"\block(s|ed)?\b", "lock", "true"),
+    (r"\b(finish(es|ed)?|done|ends?)\b", "dishwasherOperatingState", "finished"),
+    (r"\b(turn(s|ed)?|switch(es|ed)?|goes|is)\s+(?:\w+\s+)?off\b|\boff\b", "switch", "false"),
+    (r"\b(turn(s|ed)?|switch(es|ed)?|comes|is)\s+(?:\w+\s+)?on\b", "switch", "true"),
+    (r"\b(below|under|above|over|drops|rises)\b.*\d", "temperatureMeasurement", "number"),
+]
+
+
+def trigger_of(trigger: str) -> tuple[str, str]:
+    """(capability, value word) a trigger is about.
+
+    Examples:
+        >>> trigger_of("I open the fridge")
+        ('contactSensor', 'open')
+        >>> trigger_of("the TV by the plant is turned off")
+        ('switch', 'false')
+    """
+    for pattern, capability, value in _TRIGGERS:
+        if re.search(pattern, trigger, re.IGNORECASE):
+            return capability, value
+    return "", ""
+
+
+def condition_code(device: str, doc: Doc, value: str, trigger: str) -> tuple[str, str] | None:
+    """(code, description) of the condition, from the document; None if no attribute fits.
+
+    Examples:
+        >>> doc = read_doc("fridge / contactSensor: door.\\nAttributes:\\n- door: open or closed; one of open, closed "
+        ...                "(now closed)\\nCommands: none (it can only be read).")
+        >>> print(condition_code("fridge", doc, "open", "I open the fridge")[0])
+        def fridge_door_open():
+            return get("fridge", "door") == "open"
+    """
+    name = device.replace("-", "_")
+    if value == "number":
+        attrs = [a for a in doc.attributes if "temperature" in a]
+        number = re.search(r"(-?\d+(?:\.\d+)?)", trigger)
+        if not attrs or number is None:
+            return None
+        below = bool(re.search(r"\b(below|under|drops)\b", trigger, re.IGNORECASE))
+        op, word = ("<", "below") if below else (">", "above")
+        code = f"def {name}_{attrs[0]}_{word}():\n    return get(\"{device}\", \"{attrs[0]}\") {op} {number.group(1)}"
+        return code, f"the {attrs[0].replace('_', ' ')} of {device} is {word} {number.group(1)}"
+    for attribute in doc.attributes:
+        choices = doc.choices(attribute)
+        if value in choices:
+            code = f"def {name}_{attribute}_{value}():\n    return get(\"{device}\", \"{attribute}\") == \"{value}\""
+            return code, f"the {attribute.replace('_', ' ')} of {device} is {value}"
+        if value in ("true", "false") and doc.attributes[attribute]["range"] == "true or false":
+            words = {"on": ("on", "off"), "locked": ("locked", "unlocked")}.get(attribute, (attribute, f"not {attribute}"))
+            said = words[0] if value == "true" else words[1]
+            code = f"def {name}_{said.replace(' ', '_')}():\n    return get(\"{device}\", \"{attribute}\") == {value.title()}"
+            return code, f"{device} is {said}"
+    return None
+
+
+def _cancel_step(t: Talk) -> Step:
+    listed = t.last("list_conditions")
+    if listed is None:
+        return "list_conditions", {}
+    if not re.search(r"\b(cancel|stop|forget)\b", t.task, re.IGNORECASE):
+        return "halt", {"message_to_user": listed.result or ""}
+    cancelled = t.last("cancel_condition")
+    if cancelled is not None:
+        return "halt", {"message_to_user": cancelled.result or ""}
+    rows = re.findall(r"^- (\w+) \((.*?)\): .*?then: (.*)$", listed.result or "", re.MULTILINE)
+    asked = stem_words(t.task) - {"the", "cancel", "stop", "forget", "reminder", "condition", "rule", "when", "my"}
+    scored = sorted(((len(asked & stem_words(f"{i} {d} {a}".replace("_", " "))), i) for i, d, a in rows), reverse=True)
+    if not scored or scored[0][0] == 0:
+        return "halt", {"message_to_user": f"I found no condition like that to cancel. {listed.result}"}
+    return "cancel_condition", {"condition_id": scored[0][1]}
+
+
+def condition_step(t: Talk) -> Step:
+    """The condition agent's next call for the request in ``t``."""
+    parts = split_persistent(t.task)
+    if parts is None:
+        return _cancel_step(t)
+    action, trigger = parts
+    notified = t.last("notify_on_condition")
+    if notified is not None:
+        return "halt", {"message_to_user": notified.result or ""}
+    created = t.last("create_condition")
+    if created is not None and created.ok:
+        condition_id = re.search(r"Condition '(\w+)'", created.result or "")
+        return "notify_on_condition", {"condition_id": condition_id.group(1) if condition_id else "",
+                                       "instruction": action}
+    if created is not None:
+        return "halt", {"message_to_user": f"I could not set this up: {(created.result or '').removeprefix('Error: ')}"}
+    found = t.last("find_device")
+    if found is None:
+        return "find_device", {"description": device_phrase(trigger)}
+    if not (found.result or "").startswith("Best match: "):
+        return "halt", {"message_to_user": f"I could not tell which device {trigger!r} is about: {found.result}"}
+    device = (found.result or "").split()[2]
+    capability, value = trigger_of(trigger)
+    if not capability:
+        return "halt", {"message_to_user": f"I cannot turn {trigger!r} into a condition; I understand opening, "
+                                           "closing, on/off, locking, finishing and temperatures above or below a number."}
+    docs = [c for c in t.results("get_capability_docs") if c.args.get("device_id") == device]
+    doc = next((read_doc(c.result or "") for c in reversed(docs) if c.ok), None)
+    if doc is None:
+        if docs:  # the guessed capability is not there: take the first one the device has
+            offered = re.search(r"Its capabilities: ([\w, ]+)\.", docs[-1].result or "")
+            alternatives = [c.strip() for c in (offered.group(1).split(",") if offered else [])]
+            untried = [c for c in alternatives if c not in {d.args.get("capability") for d in docs}]
+            if untried:
+                return "get_capability_docs", {"device_id": device, "capability": untried[0]}
+            return "halt", {"message_to_user": f"{device} has nothing I can watch for {trigger!r}."}
+        return "get_capability_docs", {"device_id": device, "capability": capability}
+    written = condition_code(device, doc, value, trigger)
+    if written is None:
+        return "halt", {"message_to_user": f"The documents of {device} have no attribute for {trigger!r}."}
+    return "create_condition", {"code": written[0], "description": written[1]}
