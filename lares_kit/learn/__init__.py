@@ -23,11 +23,8 @@ EXERCISES = [
     "03_function_calling_loop",
     "04_intent_step",
     "05_initial_knowledge",
-    "06_search_order",
     "07_scripted_user",
-    "08_evaluation",
     "09_react_parser",
     "10_memory_by_date",
     "13_safe_condition",
-    "15_refusal",
 ]

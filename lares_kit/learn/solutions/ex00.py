@@ -1,0 +1,24 @@
+"""Reference solutions for ``exercises/00_first_run.ipynb`` (``lares_kit.learn.ex00``)."""
+
+__all__ = ["tools_called", "lit_rooms", "changed_devices", "WRONG"]
+
+# %% q1
+tools_called = ["set_light", "halt"]
+
+# %% q2
+def lit_rooms(home):
+    """The ids of the lit rooms, sorted."""
+    return sorted(room for room in home.graph if home.is_lit(room))
+
+# %% q3
+def changed_devices(episode):
+    """{device id: final state} for every device whose state changed during the episode."""
+    before, after = episode.initial_state["devices"], episode.final_state["devices"]
+    return {device: state for device, state in after.items() if state != before.get(device)}
+
+# %% wrong answers (for the tests: each runs, and each is wrong)
+WRONG = {
+    "q1": {"tools_called": ["set_light"]},
+    "q2": {"lit_rooms": lambda home: ["hallway"]},
+    "q3": {"changed_devices": lambda episode: episode.final_state["devices"]},
+}

@@ -1,0 +1,43 @@
+"""Reference solutions for ``exercises/05_initial_knowledge.ipynb`` (``lares_kit.learn.ex05``)."""
+
+import json
+import re
+
+from lares_kit.episode import knowledge_header
+
+__all__ = ["knowledge_message", "lights_switched", "light_states", "WRONG"]
+
+# %% q1
+def knowledge_message(mode, home, initial):
+    """The world-knowledge system message for a knowledge mode, or None for "none"."""
+    if mode == "none":
+        return None
+    knowledge = home.render_knowledge("json") if mode == "latest" else json.dumps(initial, indent=2)
+    return {"role": "system", "content": f"{knowledge_header(mode)}\n{knowledge}"}
+
+# %% q2
+def lights_switched(messages):
+    """{light id: on} for every light a tool result says was switched, the last change winning."""
+    changes = {}
+    for message in messages:
+        if message.get("role") == "tool" and not message["content"].startswith("Error: "):
+            for light, state in re.findall(r"\(([\w-]+)\) is now (on|off)\.", message["content"]):
+                changes[light] = state == "on"
+    return changes
+
+# %% q3
+def light_states(initial, messages):
+    """{light id: on} for every light: the start, updated by the history."""
+    states = {d["id"]: d["state"]["on"] for room in initial["rooms"] for d in room["devices"] if d["type"] == "light"}
+    states.update(lights_switched(messages))
+    return states
+
+# %% wrong answers (for the tests: each runs, and each is wrong)
+WRONG = {
+    "q1": {"knowledge_message": lambda mode, home, initial: {
+        "role": "system", "content": f"{knowledge_header('latest')}\n{home.render_knowledge('json')}"}},
+    "q2": {"lights_switched": lambda messages: {light: True for m in messages if m.get("role") == "tool"
+                                                for light in re.findall(r"\(([\w-]+)\) is now on", m["content"])}},
+    "q3": {"light_states": lambda initial, messages: {
+        d["id"]: d["state"]["on"] for room in initial["rooms"] for d in room["devices"] if d["type"] == "light"}},
+}

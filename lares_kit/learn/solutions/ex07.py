@@ -1,0 +1,33 @@
+"""Reference solutions for ``exercises/07_scripted_user.ipynb`` (``lares_kit.learn.ex07``)."""
+
+from lares_kit.users import NoAnswer, ScriptedUser
+
+__all__ = ["night_user", "PatientUser", "WRONG"]
+
+# %% q1
+night_user = ScriptedUser(rules=[(r"day|night", "No, it is night: about eleven in the evening.")])
+
+# %% q2
+class PatientUser:
+    """Passes questions on to another user, until `limit` questions have been asked."""
+
+    def __init__(self, user, limit=3):
+        self.user, self.limit, self.asked = user, limit, []
+
+    def ask(self, question):
+        self.asked.append(question)
+        if len(self.asked) > self.limit:
+            raise NoAnswer("too many questions")
+        return self.user.ask(question)
+
+# %% wrong answers (for the tests: each runs, and each is wrong)
+
+
+class _Endless(PatientUser):
+    def ask(self, question):
+        self.asked.append(question)
+        return self.user.ask(question)
+
+
+WRONG = {"q1": {"night_user": ScriptedUser(rules=[(r"day|night", "No, it is night.")], fallback="yes")},
+         "q2": {"PatientUser": _Endless}}

@@ -1,0 +1,44 @@
+"""Reference solutions for ``exercises/09_react_parser.ipynb`` (``lares_kit.learn.ex09``)."""
+
+import json
+import re
+
+__all__ = ["final_answer", "parse_actions", "ignored_note", "WRONG"]
+
+# %% q1
+def final_answer(text):
+    """The text after 'Final Answer:', stripped; None when there is none."""
+    match = re.search(r"Final Answer\s*:\s*(.*)", text, re.IGNORECASE | re.DOTALL)
+    return match.group(1).strip() if match else None
+
+# %% q2
+def parse_actions(text):
+    """Every Action of a reply, in order, as {"tool": ..., "arguments": {...}}."""
+    actions = []
+    for n, piece in enumerate(re.split(r"Action\s*:", text)[1:], 1):
+        piece = re.sub(r"^\s*```(?:json)?", "", piece).strip()
+        try:
+            value, _ = json.JSONDecoder().raw_decode(piece)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"Action {n} is not valid JSON ({exc.msg}).") from None
+        actions.append({"tool": value["tool"], "arguments": value.get("arguments", {})})
+    return actions
+
+# %% q3
+def ignored_note(n):
+    """What to tell the model when its reply had n Actions and only the first ran."""
+    if n <= 1:
+        return ""
+    return (f"Your reply had {n} Actions; only the first was run and the other {n - 1} were not. "
+            "Send one Action at a time.")
+
+# %% wrong answers (for the tests: each runs, and each is wrong)
+
+
+def _first_only(text):
+    return parse_actions(text)[:1]
+
+
+WRONG = {"q1": {"final_answer": lambda text: text.split("Final Answer:")[-1]},
+         "q2": {"parse_actions": _first_only},
+         "q3": {"ignored_note": lambda n: "Error." if n > 1 else ""}}

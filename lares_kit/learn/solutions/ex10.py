@@ -1,0 +1,27 @@
+"""Reference solutions for ``exercises/10_memory_by_date.ipynb`` (``lares_kit.learn.ex10``)."""
+
+from datetime import date
+
+__all__ = ["in_span", "said_on", "first_mention", "WRONG"]
+
+# %% q1
+def in_span(at, span):
+    """Whether a stored time 'YYYY-MM-DD HH:MM:SS' falls in (first day, last day), both included."""
+    first, last = span
+    return first <= date.fromisoformat(at[:10]) <= last
+
+# %% q2
+def said_on(store, when):
+    """The texts said on a day or range ('yesterday', '2026-11-20', 'last 7 days'), oldest first."""
+    return [turn.text for turn in store.turns(date=when)]
+
+# %% q3
+def first_mention(store, word):
+    """The day ('YYYY-MM-DD') a word was first said, or None."""
+    found = store.search(word, limit=100)
+    return min(turn.at for turn in found)[:10] if found else None
+
+# %% wrong answers (for the tests: each runs, and each is wrong)
+WRONG = {"q1": {"in_span": lambda at, span: span[0].isoformat() < at < span[1].isoformat()},
+         "q2": {"said_on": lambda store, when: [t.text for t in store.search("", when)]},
+         "q3": {"first_mention": lambda store, word: (store.search(word) or [None])[0] and store.search(word)[0].date}}
