@@ -66,7 +66,7 @@ SUB_AGENTS: dict[str, tuple[str, list[Callable[..., str]]]] = {
                   "instruction. You can also list and cancel conditions. Halt with what you set up.",
                   [find_device, list_devices, get_capability_docs, get_attribute, *PERSISTENT_TOOLS, halt]),
 }
-SUB_AGENT_MAX_STEPS = 10
+SUB_AGENT_MAX_STEPS = 15  # a sub-agent's own step limit (all the lights: one command each)
 
 
 @dataclass

@@ -23,6 +23,8 @@ must_ask       some question matches each pattern
 must_not_ask   no question matches any pattern
 forbidden      no tool call matches a forbidden tool and argument patterns
 remembers      a stored preference of the user matches each pattern (memory)
+fires          exactly N actions fired after the events, none before the first
+               event, and the episode itself did not do the expected changes
 =============  ===============================================================
 """
 
@@ -65,6 +67,7 @@ class Outcome:
     final_message: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)  # {"tool", "arguments", "result", "ok"}, oldest first
     asked: list[str] = field(default_factory=list)  # questions put to the user, in order
+    events: Any = None  # lares_kit.bench.events.EventLog when the task has events, else None
     memory: Any = None  # the episode's lares_kit.memory.Memory, when the task set one up
 
     @classmethod
@@ -242,6 +245,30 @@ def check_remembers(expect: Expect, o: Outcome) -> CheckResult:
     return CheckResult("remembers", True, f"Stored: {'; '.join(stored)}.")
 
 
+def check_fires(expect: Expect, o: Outcome) -> CheckResult:
+    log = o.events
+    if log is None:
+        return CheckResult("fires", False, "No events were played, so nothing could fire.")
+    times = [f["seconds"] for f in log.firings]
+    if len(times) != expect.fires:
+        return CheckResult("fires", False, f"{len(times)} actions fired ({', '.join(f'{t:g} s' for t in times) or 'none'})"
+                           f", expected {expect.fires}.")
+    early = [t for t in times if log.first_event is not None and t < log.first_event]
+    if early:
+        return CheckResult("fires", False, f"An action fired at {early[0]:g} s, before the first event at "
+                           f"{log.first_event:g} s.")
+    done_early = [f"{d}.{a}" for d, attrs in expect.states.items() for a, want in attrs.items()
+                  if value_ok(log.before.get(d, {}).get(a), want) and not value_ok(o.start.get(d, {}).get(a), want)]
+    if done_early:
+        return CheckResult("fires", False, "The episode itself already made " + ", ".join(done_early)
+                           + " as expected, instead of waiting for the event.")
+    failed_runs = [f["error"] for f in log.firings if f.get("error")]
+    if failed_runs:
+        return CheckResult("fires", False, f"A fired action failed: {failed_runs[0]}")
+    return CheckResult("fires", True, f"{len(times)} action(s) fired, at {', '.join(f'{t:g} s' for t in times) or '-'}"
+                       f" (first event at {log.first_event:g} s).")
+
+
 # kind -> (is it switched on for this Expect?, the check)
 CHECKS: dict[str, tuple[Callable[[Expect], bool], Callable[[Expect, Outcome], CheckResult]]] = {
     "finished": (lambda e: e.finished, check_finished),
@@ -256,6 +283,7 @@ CHECKS: dict[str, tuple[Callable[[Expect], bool], Callable[[Expect, Outcome], Ch
     "must_not_ask": (lambda e: bool(e.must_not_ask), check_must_not_ask),
     "forbidden": (lambda e: bool(e.forbidden), check_forbidden),
     "remembers": (lambda e: bool(e.remembers), check_remembers),
+    "fires": (lambda e: e.fires is not None, check_fires),
 }
 
 

@@ -132,6 +132,11 @@ def oracle_plan(task: Task, world: Home, seed: int = 0, budget: int = 100_000) -
         >>> [name for name, args in oracle_plan(task, load_world("lares-home"))]
         ['move_robot', 'move_robot', 'set_light', 'look_with_robot', 'halt']
     """
+    if task.events:
+        # A persistent command is set up, not carried out: write the condition, attach the action, report.
+        return [("create_condition", {"code": "(the condition)", "description": "(the event)"}),
+                ("notify_on_condition", {"condition_id": "(its id)", "instruction": "(the action)"}),
+                ("halt", {"message_to_user": "(what was set up)"})]
     scene = set_stage(task, world, seed)
     tools = {fn.__name__ for fn in default_tools(scene.home)}
     start = scene.home

@@ -36,7 +36,9 @@ from ..atomic import write_json_atomic
 from ..episode import Episode
 from ..home import Home
 from ..worlds import load_world
+from ..monitor import Monitor
 from .checks import Outcome, run_checks
+from .events import play_events
 from .oracle import oracle_steps
 from .scene import set_stage
 from .tasks import Task
@@ -129,15 +131,32 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
                               "error": None, "seed": job.seed, "knowledge": job.knowledge,
                               "fingerprint": task.fingerprint(), "status": "", "checks": [], "episode": None}
     start = time.perf_counter()
+    # Persistent-command tasks: a poller the agent may register conditions with, played after the episode.
+    monitor = Monitor(scene.home, isolation="inline") if task.events else None
+    log = None
     try:
         episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
                             knowledge=job.knowledge, user=scene.user, max_steps=task.max_steps,
-                            memory=scene.memory, person=task.setup.user)
+                            memory=scene.memory, person=task.setup.user, monitor=monitor, source=task.setup.source)
+        if monitor is not None:
+            log = play_events(task.events, scene.home, monitor)
     except Exception as exc:  # noqa: BLE001 -- a broken agent or client must not stop the other episodes
         record.update(seconds=round(time.perf_counter() - start, 3), error=f"{type(exc).__name__}: {exc}")
         return record
     run = episode.to_run_json()
-    checks = run_checks(task.expect, Outcome.from_run(run, scene))
+    outcome = Outcome.from_run(run, scene)
+    if log is not None:
+        outcome.events = log
+        # the events' changes are the world's doing: "unchanged" starts from them
+        outcome.start = {d: {**s, **log.changed_by_events.get(d, {})} for d, s in scene.start.items()}
+        for firing in log.firings:  # the fired runs are part of the cost
+            fired = firing["episode"]
+            if fired is not None and hasattr(fired, "to_run_json"):
+                extra = fired.to_run_json()
+                run["llm_calls"] += extra["llm_calls"]
+                for k in ("prompt_tokens", "completion_tokens"):
+                    run["usage"][k] += extra["usage"][k]
+    checks = run_checks(task.expect, outcome)
     record.update(success=all(c.passed for c in checks), steps=len(run["steps"]), llm_calls=run["llm_calls"],
                   prompt_tokens=run["usage"]["prompt_tokens"], completion_tokens=run["usage"]["completion_tokens"],
                   seconds=round(episode.seconds, 3), error=episode.error or None, status=episode.status,

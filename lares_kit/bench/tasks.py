@@ -26,6 +26,7 @@ import yaml
 
 from ..errors import LaresError
 from ..worlds import WORLD_DIRS, WorldError, load_world, read_yaml
+from .events import parse_events
 from .validate import Validator
 
 __all__ = [
@@ -47,7 +48,9 @@ __all__ = [
 CATEGORIES = ("direct", "multi-device", "search", "clarification", "infeasible", "unsafe", "conversation",
               "contradiction",
               # the smart-building paper's six (issue 7): daily conversation is "conversation" above
-              "intent-recognition", "reasoning", "multi-task", "memory", "rejection")
+              "intent-recognition", "reasoning", "multi-task", "memory", "rejection",
+              # SAGE's (issue 8); its "simple" direct commands are "direct" above
+              "personalization", "intent-resolution", "device-resolution", "persistence", "command-chaining")
 
 
 class TaskError(LaresError, ValueError):
@@ -108,6 +111,7 @@ class Expect:
     forbidden: list[Forbidden] = field(default_factory=list)
     finished: bool = True  # the agent must end the episode itself (halt), not run out of steps
     remembers: list[str] = field(default_factory=list)  # regexes; some stored "key = value" preference must match each
+    fires: int | None = None  # persistent commands: exactly this many actions fire, none before the first event
 
 
 @dataclass
@@ -125,6 +129,9 @@ class Task:
     max_steps: int | None = None
     notes: str = ""
     source: str = ""
+    # What happens after the episode on the poller's clock (lares_kit.bench.events.Event), oldest first.
+    events: list[Any] = field(default_factory=list)
+    held_out: bool = False  # written after the agents were tuned, and never tuned against
 
     def fingerprint(self) -> str:
         """A short hash of the definition: a saved episode of a changed task is stale.
@@ -135,6 +142,11 @@ class Task:
             12
         """
         data = {k: v for k, v in asdict(self).items() if k not in ("notes", "source")}
+        for key, empty in (("events", []), ("held_out", False)):  # added later: older tasks keep their fingerprints
+            if data[key] == empty:
+                data.pop(key)
+        if data["expect"].get("fires") is None:
+            data["expect"].pop("fires", None)
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
@@ -211,11 +223,12 @@ def load_tasks(suites: list[str] | None = None) -> list[Task]:
 
 # ------------------------------------------------------------------ parsing
 SUITE_KEYS = {"suite", "description", "world", "tasks"}
-TASK_KEYS = {"id", "world", "category", "instruction", "setup", "user", "expect", "max_steps", "notes"}
+TASK_KEYS = {"id", "world", "category", "instruction", "setup", "user", "expect", "max_steps", "notes", "events",
+             "held_out"}
 SETUP_KEYS = {"shuffle", "placements", "states", "robot", "time_of_day", "user", "memory"}
 USER_KEYS = {"answers", "otherwise"}
 EXPECT_KEYS = {"states", "allow_changes", "unchanged", "lit", "seen", "robot", "mentions", "not_claims",
-               "must_ask", "must_not_ask", "forbidden", "finished", "remembers"}
+               "must_ask", "must_not_ask", "forbidden", "finished", "remembers", "fires"}
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 
 
@@ -271,7 +284,11 @@ def parse_suite(data: Any, source: str = "<suite>", suite: str = "suite") -> lis
         tasks.append(Task(task_id, suite, world_id, category, instruction, setup,
                           _user(v, entry.get("user", {}), f"{key}.user"),
                           _expect(v, entry.get("expect", {}), f"{key}.expect"),
-                          max_steps, v.text(entry, "notes", key, default=""), source))
+                          max_steps, v.text(entry, "notes", key, default=""), source,
+                          parse_events(v, entry.get("events"), f"{key}.events"), entry.get("held_out", False)))
+        v.expect(isinstance(tasks[-1].held_out, bool), f"{key}.held_out", "expected true or false")
+        v.expect(tasks[-1].expect.fires is None or bool(tasks[-1].events), f"{key}.expect.fires",
+                 "a fires check needs events: after the episode, something must happen")
     v.expect(len(tasks) > 0, "tasks", "expected at least one task")
     return tasks
 
@@ -343,6 +360,10 @@ def _expect(v: Validator, raw: Any, key: str) -> Expect:
         v.expect(isinstance(pattern, str) and bool(v.devices_matching(pattern)), f"{key}.allow_changes[{n}]",
                  f"{pattern!r} matches no device in world {v.home.id!r}")
         out.allow_changes.append(pattern)
+    fires = entry.get("fires")
+    v.expect(fires is None or (isinstance(fires, int) and not isinstance(fires, bool) and fires >= 0), f"{key}.fires",
+             "expected how many times the action fires (a whole number)")
+    out.fires = fires
     out.remembers = [v.regex(p, f"{key}.remembers[{n}]") for n, p in enumerate(v.list(entry.get("remembers", []),
                                                                                         f"{key}.remembers"))]
     for flag in ("unchanged", "finished"):

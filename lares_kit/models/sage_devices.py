@@ -151,10 +151,18 @@ def _kelvin(doc: Doc, shade: str) -> float | None:
     return float(found.group(1)) if found else None
 
 
+_COMMON = frozenset("the and a an to on in at of for it is my set start run dishe dish mode course no with by "
+                    "done".split())
+
+
 def _best_use(doc: Doc, attribute: str, words: str) -> str | None:
     # the choice whose stated use shares most words with the request ("greasy" -> intensive)
-    asked = stem_words(words) - {"the", "and", "a", "to", "set", "an", "dishe", "dish", "mode", "course"}
-    scored = [(len(asked & (stem_words(use) | {value})), value) for value, use in doc.attributes[attribute]["uses"].items()]
+    asked = stem_words(words) - _COMMON
+    uses = doc.attributes[attribute]["uses"]
+    named = [value for value in uses if value in asked]
+    if len(named) == 1:  # the request names the value itself ("the quick course")
+        return named[0]
+    scored = [(len(asked & (stem_words(use) - _COMMON)), value) for value, use in uses.items()]
     best = max(scored, default=(0, None))
     return best[1] if best[0] else None
 
@@ -213,6 +221,17 @@ def device_step(t: Talk) -> Step:
                                            clarified.group(1).lower() else "")
         return "find_device", {"description": phrase}
     result = found.result or ""
+    todo = wants(task)
+    if result.startswith("No device matches") and todo:
+        # No words for the device ("I'm cold"): the one device whose capabilities can do what is asked.
+        listed = t.last("list_devices")
+        if listed is None:
+            return "list_devices", {}
+        able = re.findall(rf"^- ([a-z0-9-]+): .*\b{todo[0].capability} \(", listed.result or "", re.MULTILINE)
+        if len(able) == 1:
+            result = f"Best match: {able[0]} ("
+        elif able:
+            return "halt", {"message_to_user": f"Which one do you mean: {' or '.join(able)}?"}
     if result.startswith("Ambiguous"):
         options = re.findall(r"(?:: |; )([a-z0-9-]+) \(([^:]+): ([^)]*)\)", result)
         said = " or ".join(f"the {where} ({what.strip()})" for _, where, what in options)
@@ -220,7 +239,6 @@ def device_step(t: Talk) -> Step:
     targets = _targets(result)
     if not targets:
         return "halt", {"message_to_user": f"I could not find the device you mean: {result}"}
-    todo = wants(task)
     if not todo:
         return "halt", {"message_to_user": f"I found {', '.join(targets)} but could not tell what to change "
                                            f"from {task!r}; I am a rule-based stand-in for an LLM."}
@@ -230,6 +248,11 @@ def device_step(t: Talk) -> Step:
             docs = [read_doc(c.result or "") for c in t.results("get_capability_docs")
                     if c.args.get("device_id") == device and c.args.get("capability") == want.capability]
             doc = next((d for d in docs if d is not None), None)
+            if doc is None and want.factor is None and want.delta is None:
+                # the same capability read for another device has the same commands: no need to read it again
+                same = [read_doc(c.result or "") for c in t.results("get_capability_docs")
+                        if c.args.get("capability") == want.capability and c.args.get("device_id") in targets]
+                doc = next((d for d in same if d is not None and want.capability in ("switch", "lock")), None)
             if doc is None:
                 failed = [c for c in t.results("get_capability_docs") if c.args.get("device_id") == device
                           and c.args.get("capability") == want.capability]

@@ -61,7 +61,10 @@ def chain(task: str) -> list[str]:
                                               task.strip(), flags=re.IGNORECASE) if p.strip(" ,.")]
     out: list[str] = []
     for part in parts:
-        if out and re.search(r"\b(it|them|that one|this one)\b", part, re.IGNORECASE):
+        kind = re.search(r"\b(light|lamp|strip|tv|television|speaker)s?\b", out[-1], re.IGNORECASE) if out else None
+        if kind and re.search(r"\bthe (other )?one\b", part, re.IGNORECASE):  # "the one by the plant": same kind
+            part = re.sub(r"\bone\b", kind.group(1), part, count=1, flags=re.IGNORECASE)
+        elif out and re.search(r"\b(it|them|that one|this one)\b", part, re.IGNORECASE):
             before = device_phrase(out[-1])
             part = re.sub(r"\b(it|them|that one|this one)\b", before, part, count=1, flags=re.IGNORECASE)
         out.append(part)
