@@ -22,7 +22,7 @@ import re
 import time
 from typing import Any
 
-from .offline import FAULTY_MODEL, MODEL_NAME, Reply, respond
+from .offline import MODEL_NAME, Reply, respond
 from .tokens import count_reply, count_request, count_tokens
 
 __all__ = ["WireError", "completion", "error_body", "handle", "validate"]
@@ -239,7 +239,7 @@ def handle(method: str, path: str, raw: bytes) -> tuple[int, dict[str, str], byt
     """
     path = path.split("?", 1)[0].rstrip("/")
     if method == "GET" and path.endswith("/models"):
-        return _json(200, {"object": "list", "data": [_model(MODEL_NAME), _model(FAULTY_MODEL)]})
+        return _json(200, {"object": "list", "data": [_model(MODEL_NAME)]})
     if method == "GET" and "/models/" in path:
         return _json(200, _model(path.rsplit("/", 1)[-1]))
     if not path.endswith("/chat/completions"):
