@@ -33,7 +33,8 @@ _VERBS = (r"turn|switch|set|open|close|shut|lock|unlock|dim|raise|lower|put|star
 _SPLIT = re.compile(rf"\s*(?:,\s*(?:and\s+|then\s+)?|;\s*|\s+and\s+then\s+|\s+then\s+|\s+and\s+(?:also\s+)?|"
                     rf"\s+also\s+)(?=(?:please\s+)?(?:{_VERBS})\b)")
 _SMALL_TALK = [
-    (r"^(hi|hello|hey|good (morning|afternoon|evening)|greetings)\b", "Hello! I am the assistant here. " + CAPABILITIES),
+    (r"^(hi|hello|hey|good (morning|afternoon|evening)|greetings)\b", "Hello! I am the assistant here (lares_kit's offline model, a rule-based teaching stand-in). "
+     + CAPABILITIES),
     (r"^(thanks|thank you|cheers|great job|well done)\b", "You're welcome. Tell me if there is anything else."),
     (r"^how are you\b", "I am fine, thank you: the building is running. What can I do for you?"),
     (r"^(who are you|what are you|what can you do|what do you do|help)\b",
