@@ -47,6 +47,7 @@ class EventLog:
     changed_by_events: dict[str, dict[str, Any]]  # device id -> attributes the events set
     first_event: float | None  # clock seconds of the first event
     firings: list[dict[str, Any]] = field(default_factory=list)  # {"seconds", "condition", "instruction", "episode"}
+    start: dict[str, dict[str, Any]] = field(default_factory=dict)  # device id -> state when the episode started
 
 
 def parse_events(v: Any, raw: Any, key: str) -> list[Event]:

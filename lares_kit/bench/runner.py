@@ -147,6 +147,7 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
     outcome = Outcome.from_run(run, scene)
     if log is not None:
         outcome.events = log
+        log.start = scene.start
         # the events' changes are the world's doing: "unchanged" starts from them
         outcome.start = {d: {**s, **log.changed_by_events.get(d, {})} for d, s in scene.start.items()}
         for firing in log.firings:  # the fired runs are part of the cost

@@ -40,6 +40,11 @@ def _halt(message: str) -> Step:
     return "halt", {"message_to_user": message}
 
 
+def _answer(result: str | None) -> str:
+    # a sub-agent's answer without the trace of its calls that follows it
+    return (result or "").split("\n(The ")[0]
+
+
 def profile_facts(text: str) -> dict[str, str]:
     """The "- key: value" lines of a profile, as a mapping.
 
@@ -144,7 +149,7 @@ def _devices(t: Talk, requests: list[str]) -> Step:
         calls = [c for c in t.results("device_agent") if c.args.get("request", "").startswith(request)]
         if not calls:
             return "device_agent", {"request": request}
-        result = (calls[-1].result or "").split("\n")[0]
+        result = _answer(calls[-1].result)
         if result.startswith("Which one do you mean"):
             asked = [c for c in t.results("ask_user") if c.args.get("question") == result]
             if not asked and "ask_user" in t.tools and len(calls) == 1:
@@ -161,7 +166,7 @@ def coordinator_step(t: Talk) -> Step:
     task = t.task
     if is_persistent(task) and "condition_agent" in t.tools:
         done = t.last("condition_agent")
-        return _halt((done.result or "").split("\n")[0]) if done else ("condition_agent", {"request": task})
+        return _halt(_answer(done.result)) if done else ("condition_agent", {"request": task})
     if re.search(r"\b(weather|umbrella|forecast|raining|rain)\b", task, re.I) and "weather" in t.tools:
         day = "tomorrow" if "tomorrow" in task.lower() else "today"
         done = t.last("weather")
