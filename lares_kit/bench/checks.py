@@ -74,7 +74,7 @@ class Outcome:
     def from_run(cls, run: dict[str, Any], scene: Scene) -> Outcome:
         """From an episode's run JSON (``Episode.to_run_json()``) and its scene."""
         return cls(scene.home, scene.start, scene.context, run.get("status", ""), run.get("final_message") or "",
-                   list(run.get("steps", [])), list(run.get("asked", [])), getattr(scene, "memory", None))
+                   list(run.get("steps", [])), list(run.get("asked", [])), memory=getattr(scene, "memory", None))
 
 
 def _room_of(outcome: Outcome, place: str) -> str:
