@@ -82,8 +82,13 @@ CASES = {
 }
 
 
+# Kinds whose cases need more than scripted calls: "fires" needs a poller and events after the
+# episode (tests/test_sage.py::test_fires_check_fails_when_the_episode_does_the_action_itself).
+COVERED_ELSEWHERE = {"fires"}
+
+
 def test_every_check_kind_has_a_case():
-    assert set(CASES) == set(CHECKS)
+    assert set(CASES) | COVERED_ELSEWHERE == set(CHECKS)
 
 
 @pytest.mark.parametrize("kind", list(CASES))
