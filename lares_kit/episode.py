@@ -43,6 +43,21 @@ KNOWLEDGE_MODES = ("latest", "initial", "none")
 STATUSES = ("running", "done", "step_limit", "no_answer", "model_error")
 
 
+REPLY_ECHO_CHARS = 2000  # how much of an unusable reply goes back to the model in the history
+
+
+def _clip(text: str) -> str:
+    """A reply as the history repeats it: at most :data:`REPLY_ECHO_CHARS` characters.
+
+    Examples:
+        >>> _clip("ok"), _clip("x" * 5000)[-30:]
+        ('ok', '[... 3000 more characters cut]')
+    """
+    if len(text) <= REPLY_ECHO_CHARS:
+        return text
+    return f"{text[:REPLY_ECHO_CHARS]} [... {len(text) - REPLY_ECHO_CHARS} more characters cut]"
+
+
 def knowledge_header(mode: str) -> str:
     """The first line of the world-knowledge message for a knowledge mode.
 
@@ -98,6 +113,8 @@ class Episode:
     # home.truth() at the start and at the end (hidden things included: for replay and judges)
     initial_state: dict[str, Any] = field(default_factory=dict)
     final_state: dict[str, Any] = field(default_factory=dict)
+    # who gave the instruction ("owner", "guest", "letterbox"...): the safety policy decides from it
+    source: str = "owner"
 
     FORMAT: ClassVar[str] = "lares-episode/1"
 
@@ -175,8 +192,8 @@ class Episode:
                 # Lares keeps this one-line summary instead of the raw intent call.
                 msgs.append({"role": "assistant", "content": step.summary})
             elif isinstance(step, Error):
-                if step.reply:
-                    msgs.append({"role": "assistant", "content": step.reply})
+                if step.reply:  # clipped: a runaway reply must not grow every later prompt (the step keeps it all)
+                    msgs.append({"role": "assistant", "content": _clip(step.reply)})
                 msgs.append({"role": "system", "content": f"Error: {step.message}"})
         return msgs + results
 

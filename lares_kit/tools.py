@@ -18,6 +18,11 @@ Contract with the models (the offline model relies on it, see
 invalid JSON, missing/extra/wrong arguments, and exceptions inside a tool all
 become an error observation the model can act on. The only exception that
 passes through is :class:`~lares_kit.users.NoAnswer` -- the episode must end.
+
+When the home's world file has a ``policy:``, the Toolbox consults a
+:class:`~lares_kit.safety.SafetyGate` before every device change: a
+sensitive call without the user's confirmation is not run, and its
+observation says what to ask (see :mod:`lares_kit.safety`).
 """
 
 from __future__ import annotations
@@ -301,6 +306,11 @@ class Toolbox:
     memory: Any = None
     # the poller for persistent-command tools with a `monitor` parameter (lares_kit.monitor); None: none
     monitor: Any = None
+    # Who gave the instruction ("owner", "guest", "letterbox"...), for the home's safety policy.
+    source: str = "owner"
+    # The safety gate (lares_kit.safety.SafetyGate) consulted before every device change.
+    # None: the home's own `policy:` (if its world file has one), for `source`; False: no gate.
+    safety: Any = None
     # call key -> home.version if that call changed nothing (else absent)
     _calls: dict[str, int] = field(default_factory=dict, repr=False)
     # tool name -> schema; the ids in the enums (rooms, lights) never change
@@ -309,6 +319,10 @@ class Toolbox:
     def __post_init__(self) -> None:
         if self.tools is None:
             self.tools = default_tools(self.home)
+        if self.safety is None:
+            from .safety import SafetyGate
+
+            self.safety = SafetyGate.for_home(self.home, self.source)  # None when the home has no policy
 
     @property
     def names(self) -> list[str]:
@@ -347,6 +361,10 @@ class Toolbox:
         if self.block_repeats and name not in STOP_TOOLS and self._calls.get(key) == self.home.version:
             return Observation(name, args, f"You already called {name} with these arguments and nothing has "
                                "changed since; doing it again would give the same result. Try something else.", ok=False)
+        if self.safety:  # enforced here, in the tool layer, whatever the prompt said or the model read
+            verdict = self.safety.check(name, args)
+            if verdict.action != "allow":
+                return Observation(name, args, verdict.text, ok=False)
         before = self.home.version
         self.home.tick()
         injected = {"home": self.home, "user": self.user, "memory": self.memory, "monitor": self.monitor}
@@ -362,6 +380,9 @@ class Toolbox:
             return Observation(name, args, f"The tool {name} failed unexpectedly ({type(exc).__name__}: {exc}). "
                                "Try a different call.", ok=False)
         self._remember(key, before)
+        if self.safety and name == "ask_user":  # a yes to a question naming a device can confirm its change
+            self.safety.heard(str(args.get("question", "")), getattr(self.user, "last", None)
+                              or text.removeprefix("The user answered: "))
         return Observation(name, args, text, ok=True, final=name in STOP_TOOLS)
 
     def _remember(self, key: str, version_before: int) -> None:

@@ -274,6 +274,13 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
         items.append(Item(item_id, _text(it, "name", source, key, item_id.title()), _text(it, "type", source, key),
                           room, _aliases(it, source, key), _text(it, "description", source, key, "")))
 
+    if "policy" in top:  # checked at load, so a typo in the safety policy names this file (lares_kit.safety)
+        from .safety import PolicyError, parse_policy
+
+        try:
+            parse_policy(top["policy"])
+        except PolicyError as exc:
+            raise WorldError(source, *str(exc).split(": ", 1)) from None
     extra = {k: v for k, v in top.items() if k not in KNOWN_KEYS}
     if device_extras:
         extra["device_extras"] = device_extras

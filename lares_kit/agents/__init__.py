@@ -85,6 +85,7 @@ def run_agent(
     memory: Any = None,
     person: str | None = None,
     options: dict[str, Any] | None = None,
+    source: str | None = None,
     monitor: Any = None,
 ) -> Episode:
     """Run one instruction with one agent in one home; return the Episode.
@@ -106,7 +107,10 @@ def run_agent(
     always has a memory (a throwaway one when none is given). ``options``
     are agent settings (react: ``action_format``, ``parser``). ``monitor``: a
     :class:`~lares_kit.monitor.Monitor` for persistent commands (the sage
-    agent's condition agent registers conditions with it).
+    agent's condition agent registers conditions with it). ``source``: who gave the instruction
+    (``"owner"`` by default, ``"guest"``, ``"letterbox"``...): the home's
+    safety policy (:mod:`lares_kit.safety`) decides from it what needs
+    confirming or is refused, and the goal tells the model who is speaking.
 
     Examples:
         >>> from lares_kit import load_world
@@ -142,11 +146,13 @@ def run_agent(
         tools = list(tools if tools is not None else default_tools(home))
         tools += [fn for fn in MEMORY_TOOLS if fn not in tools]
     toolbox = Toolbox(home, tools=tools, user=Listener(user if user is not None else NoUser()), memory=memory,
-                      monitor=monitor)
+                      monitor=monitor, source=source or "owner")
     # The offline model reads "You are talking to <name>." to know whose "my office" this is.
     goal = GOAL_PROMPT + (f" You are talking to {memory.user}." if memory is not None and memory.user else "")
+    if source and source != "owner":  # said to the model too; the policy is enforced in the Toolbox regardless
+        goal += f" This instruction comes from {source}, not from the owner of the home."
     episode = Episode.start(instruction, home, agent=agent, model=name, knowledge=knowledge, max_steps=steps,
-                            system_prompt=ROLE_PROMPT, goal_prompt=goal)
+                            system_prompt=ROLE_PROMPT, goal_prompt=goal, source=source or "owner")
     executor_name = executor_model or os.environ.get("LARES_EXECUTOR_MODEL") or name
     if executor_client is None and executor_name != name:
         from ..models import make_client

@@ -74,6 +74,9 @@ class Setup:
     # Earlier sessions, in a fresh long-term memory before the episode starts (None: no memory):
     # {"preferences": {key: value}, "turns": [{"role", "text", "at", "user"}]}; see worlds/tasks/README.md
     memory: dict[str, Any] | None = None
+    # Who gives the instruction ("owner", "guest", "letterbox"...), for the world's safety policy
+    # (lares_kit.safety); None: the owner.
+    source: str | None = None
 
 
 @dataclass
@@ -142,6 +145,8 @@ class Task:
             12
         """
         data = {k: v for k, v in asdict(self).items() if k not in ("notes", "source")}
+        if data["setup"].get("source") is None:  # added later: older tasks keep their fingerprints
+            data["setup"].pop("source", None)
         for key, empty in (("events", []), ("held_out", False)):  # added later: older tasks keep their fingerprints
             if data[key] == empty:
                 data.pop(key)
@@ -225,7 +230,7 @@ def load_tasks(suites: list[str] | None = None) -> list[Task]:
 SUITE_KEYS = {"suite", "description", "world", "tasks"}
 TASK_KEYS = {"id", "world", "category", "instruction", "setup", "user", "expect", "max_steps", "notes", "events",
              "held_out"}
-SETUP_KEYS = {"shuffle", "placements", "states", "robot", "time_of_day", "user", "memory"}
+SETUP_KEYS = {"shuffle", "placements", "states", "robot", "time_of_day", "user", "memory", "source"}
 USER_KEYS = {"answers", "otherwise"}
 EXPECT_KEYS = {"states", "allow_changes", "unchanged", "lit", "seen", "robot", "mentions", "not_claims",
                "must_ask", "must_not_ask", "forbidden", "finished", "remembers", "fires"}
@@ -304,7 +309,8 @@ def _setup(v: Validator, raw: Any, key: str) -> Setup:
     states = v.device_states(entry.get("states", {}), f"{key}.states", settable_only=False)
     robot = v.room(entry["robot"], f"{key}.robot") if "robot" in entry else None
     return Setup(shuffle, placements, states, robot, v.text(entry, "time_of_day", key, default=None),
-                 v.text(entry, "user", key, default=None), _memory(v, entry.get("memory"), f"{key}.memory"))
+                 v.text(entry, "user", key, default=None), _memory(v, entry.get("memory"), f"{key}.memory"),
+                 source=v.text(entry, "source", key, default=None))
 
 
 def _memory(v: Validator, raw: Any, key: str) -> dict[str, Any] | None:

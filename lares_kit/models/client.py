@@ -69,6 +69,8 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
     """An ``openai.OpenAI`` client for ``model`` (see :func:`resolve_model`).
 
     ``latency`` (offline only) waits that many seconds before each reply.
+    ``"chaos:<model>@<rate>"`` (e.g. ``chaos:offline@0.2``) is ``model`` with
+    that share of its replies broken on purpose (:mod:`.chaos`).
     Other keyword arguments go to ``openai.OpenAI``.
 
     Examples:
@@ -81,6 +83,13 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
         'http://localhost:11434/v1/'
     """
     name = resolve_model(model)
+    if name.startswith("chaos:"):  # "chaos:offline@0.2": replies broken at a rate, on purpose (.chaos)
+        from .chaos import chaos_client, parse_chaos_name
+
+        inner, rate = parse_chaos_name(name) or (name, 0.0)
+        if inner == name:
+            raise LaresError(f"a chaos model is named chaos:<model>@<rate>, like chaos:offline@0.2; got {name!r}")
+        return chaos_client(inner, rate, max_retries=max_retries, timeout=timeout, **kw)
     if name in OFFLINE_MODELS:
         http = httpx.Client(transport=OfflineTransport(latency), base_url=OFFLINE_BASE_URL, timeout=timeout)
         return openai.OpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,

@@ -20,6 +20,7 @@ from typing import Any
 
 from .comfort import comfort_step, recognise_comfort
 from .compound import contradiction_step, recognise_compound
+from .confirming import confirmation_step
 from .reading import Beliefs, norm
 from .remembering import memory_step, recognise_memory
 from .understanding import (
@@ -272,6 +273,10 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
         >>> plan(b, {"setlight", "halt"})[0].args
         {'message_to_user': 'The light in the Kitchen was already on.'}
     """
+    confirm = confirmation_step(b, can)  # a home's safety policy is waiting on the user's yes (.confirming)
+    if confirm is not None:
+        action, args, why = confirm
+        return _halt(args["message_to_user"], why) if action == "halt" else [Intention(action, args, why)]
     # The instruction shapes of the smart-building paper first (memory, comfort, several tasks,
     # contradictions, small talk), then the single commands, searches and questions of Lares.
     goal = recognise_memory(b) or recognise_comfort(b) or recognise_compound(b) or understand(b)
