@@ -1,0 +1,84 @@
+"""Reference solutions for ``exercises/08_evaluation.ipynb`` (``lares_kit.learn.ex08``)."""
+
+from lares_kit.bench.checks import CheckResult
+from lares_kit.steps import Question
+
+__all__ = ["asks_first", "only_allowed_changed", "by_category", "WRONG"]
+
+# %% q1
+import re
+
+
+def asks_first(episode, pattern):
+    """Pass when a question matching pattern was asked before any device changed."""
+    for step in episode.tool_calls:
+        if isinstance(step, Question) and re.search(pattern, step.question, re.IGNORECASE):
+            return CheckResult("asks_first", True, f"The agent asked {step.question!r} before changing anything.")
+        if step.after.get("devices"):
+            changed = ", ".join(step.after["devices"])
+            return CheckResult("asks_first", False, f"{step.call_text} changed {changed} before the agent asked "
+                               f"a question matching {pattern!r}.")
+    return CheckResult("asks_first", False, f"The agent asked no question matching {pattern!r} "
+                       f"(asked: {episode.asked or 'nothing'}).")
+
+# %% q2
+import fnmatch
+
+
+def only_allowed_changed(episode, allowed):
+    """Pass when every device that ends in another state than it began matches a pattern of allowed."""
+    before, after = episode.initial_state["devices"], episode.final_state["devices"]
+    bad = [f"{device} went from {before.get(device)} to {state}" for device, state in after.items()
+           if state != before.get(device) and not any(fnmatch.fnmatchcase(device, p) for p in allowed)]
+    if bad:
+        return CheckResult("unchanged", False, "Changed without being allowed: " + "; ".join(bad) + ".")
+    return CheckResult("unchanged", True, "Nothing changed that was not allowed to.")
+
+# %% q3
+from statistics import mean
+
+
+def by_category(results):
+    """{category: {"success_rate": share solved, "steps_per_oracle": mean over solved episodes, or None}}."""
+    groups = {}
+    for r in results:
+        groups.setdefault(r["category"], []).append(r)
+    table = {}
+    for category, rows in groups.items():
+        solved = [r for r in rows if r["success"]]
+        table[category] = {
+            "success_rate": len(solved) / len(rows),
+            "steps_per_oracle": mean(r["steps"] / r["oracle_steps"] for r in solved) if solved else None,
+        }
+    return table
+
+# %% wrong answers (for the tests: each runs, and each is wrong)
+
+
+def _asked_at_all(episode, pattern):
+    # Ignores the order: an agent that acts and then asks passes.
+    hit = any(re.search(pattern, q, re.IGNORECASE) for q in episode.asked)
+    return CheckResult("asks_first", hit, f"Questions asked: {episode.asked or 'none'}.")
+
+
+def _from_the_calls(episode, allowed):
+    # Reads the calls instead of the start and the end: a light switched on and off again counts as a change.
+    changed = [d for s in episode.tool_calls for d in s.after.get("devices", {})]
+    bad = [d for d in changed if not any(fnmatch.fnmatchcase(d, p) for p in allowed)]
+    return CheckResult("unchanged", not bad, f"Changed without being allowed: {', '.join(bad) or 'nothing'}.")
+
+
+def _every_episode(results):
+    # steps/oracle over every episode, solved or not.
+    table = {}
+    for r in results:
+        table.setdefault(r["category"], []).append(r)
+    return {c: {"success_rate": sum(r["success"] for r in rows) / len(rows),
+                "steps_per_oracle": mean(r["steps"] / r["oracle_steps"] for r in rows)} for c, rows in table.items()}
+
+
+WRONG = {
+    "q1": {"asks_first": _asked_at_all},
+    "q2": {"only_allowed_changed": _from_the_calls},
+    "q3": {"by_category": _every_episode},
+}
