@@ -55,6 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each reply")
+    # a faulty endpoint, for testing retries and failure handling (lares_kit.models.server.Faults)
+    serve.add_argument("--fault-rate", type=float, default=0.0, help="share of chat completions to break (0-1)")
+    serve.add_argument("--faults", default=None, help="which faults, comma-separated: 429,500,timeout,drop,latency "
+                       "(default: all)")
+    serve.add_argument("--retry-after", type=float, default=1.0, help="seconds a 429 asks the client to wait")
+    serve.add_argument("--hang", type=float, default=30.0, help="seconds a 'timeout' fault stalls the reply")
+    serve.add_argument("--fault-seed", type=int, default=0, help="the same seed breaks the same requests")
     return parser
 
 
