@@ -1,0 +1,149 @@
+"""Fuzzing: hypothesis throws random calls at the dispatcher and random files at the world loader.
+
+Two promises are checked on whatever hypothesis makes up: no exception
+escapes (the dispatcher returns an Observation; the loader returns a Home or
+raises :class:`~lares_kit.worlds.WorldError`), and every error is a sentence
+a model or a learner can read -- not a traceback, not a bare repr. The homes
+have a safety policy, so the gate is fuzzed too. About 20 s in all.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lares_kit import Toolbox, load_world
+from lares_kit.tools import Observation
+from lares_kit.users import ScriptedUser
+from lares_kit.worlds import WorldError, load_world as load_world_file, parse_world
+
+HOMES = {name: load_world(name) for name in ("townhouse", "shared-house", "lares-home")}
+TOOL_NAMES = sorted({fn.__name__ for home in HOMES.values() for fn in Toolbox(home).tools})
+IDS = sorted({i for home in HOMES.values() for i in [*home.devices, *home.graph.nodes]})
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=True),
+                    st.text(max_size=30), st.sampled_from(IDS + ["locked", "on", "target", "level", "temperature"]))
+json_values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                           st.dictionaries(st.text(max_size=12), inner, max_size=4)),
+                           max_leaves=12)
+argument_names = st.sampled_from(["light_id", "device_id", "attribute", "value", "on", "destination_room_id",
+                                  "question", "message_to_user", "query", "key"]) | st.text(max_size=12)
+arguments = st.one_of(
+    st.none(),
+    st.dictionaries(argument_names, json_values, max_size=4),
+    st.dictionaries(argument_names, json_values, max_size=4).map(json.dumps),
+    st.text(max_size=60),  # mostly not JSON at all
+    st.dictionaries(argument_names, json_values, max_size=4).map(lambda d: json.dumps(d)[:-1]),  # cut short
+    json_values.map(json.dumps),  # JSON, but maybe not an object
+)
+
+
+def is_sentence(text: str) -> bool:
+    """An observation a model can read: words, ending like a sentence; no traceback, no object repr."""
+    return is_readable(text) and text.rstrip()[-1] in ".?!)'\""
+
+
+def is_readable(text: str) -> bool:
+    """Words a person can act on (the loader's "file: key: what was expected" has no full stop)."""
+    return (isinstance(text, str) and len(text.strip()) >= 10 and "Traceback" not in text
+            and " object at 0x" not in text and bool(re.search(r"[A-Za-z]{3,} [a-z]+", text)))
+
+
+@FUZZ
+@given(home=st.sampled_from(sorted(HOMES)), name=st.sampled_from(TOOL_NAMES) | st.text(max_size=20),
+       args=arguments, source=st.sampled_from(["owner", "guest", "letterbox", ""]),
+       night=st.sampled_from([None, "night", "03:00", "noon"]))
+def test_dispatch_never_raises_and_errors_are_sentences(home, name, args, source, night):
+    house = copy.deepcopy(HOMES[home])
+    house.extra["time_of_day"] = night
+    box = Toolbox(house, user=ScriptedUser(fallback="Yes."), source=source or "owner")
+    obs = box.dispatch(name, args)
+    assert isinstance(obs, Observation)
+    assert isinstance(obs.content, str)
+    if not obs.ok:
+        assert obs.content.startswith("Error: ") and is_sentence(obs.text), obs.text
+
+
+@FUZZ
+@given(calls=st.lists(st.tuples(st.sampled_from(TOOL_NAMES), arguments), min_size=2, max_size=6))
+def test_a_run_of_random_calls_keeps_the_home_valid(calls):
+    house = copy.deepcopy(HOMES["townhouse"])
+    box = Toolbox(house, user=ScriptedUser(fallback="No."))
+    for name, args in calls:
+        box.dispatch(name, args)
+    assert house.robot.room in house.graph
+    assert house.devices["front-door-lock"].state["locked"] is True  # nobody said yes
+
+
+VALID = {"id": "tiny", "name": "Tiny", "rooms": [{"id": "a", "exits": ["b"]}, {"id": "b", "exits": ["a"]}],
+         "devices": [{"id": "a-light", "type": "light", "room": "a", "state": {"on": False}}],
+         "robot": {"id": "robot", "room": "a"}, "items": [{"id": "cat", "type": "cat", "room": "b"}],
+         "policy": {"confirm": [{"type": "lock", "attribute": "locked", "is": False}]}}
+
+
+def _paths(value, prefix=()):
+    # every (path) into a nested dict/list, so a mutation can pick one
+    yield prefix
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _paths(inner, (*prefix, key))
+    elif isinstance(value, list):
+        for n, inner in enumerate(value):
+            yield from _paths(inner, (*prefix, n))
+
+
+@st.composite
+def mutated_worlds(draw):
+    world = copy.deepcopy(VALID)
+    for _ in range(draw(st.integers(1, 3))):
+        paths = [p for p in _paths(world) if p]
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = world
+        for step in path[:-1]:
+            parent = parent[step]
+        if draw(st.booleans()) and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(json_values)
+    return world
+
+
+def _check_loader(data) -> None:
+    try:
+        home = parse_world(data, "fuzz.yaml")
+    except WorldError as exc:
+        message = str(exc)
+        # "fuzz.yaml: rooms[0].exits[1]: unknown room 'c'; rooms are: a, b" -- file, key path, what was expected
+        assert message.startswith("fuzz.yaml: ") and is_readable(message.split(": ", 2)[-1]), message
+    else:
+        assert home.robot.room in home.graph
+
+
+@FUZZ
+@given(data=mutated_worlds())
+def test_a_mutated_world_loads_or_fails_with_a_sentence(data):
+    _check_loader(data)
+
+
+@FUZZ
+@given(data=json_values)
+def test_any_data_loads_or_fails_with_a_sentence(data):
+    _check_loader(data)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(max_size=200) | st.sampled_from(["rooms: [", "id: x\nrooms: {", "- a\n- : b", "id: [x"]))
+def test_any_file_loads_or_fails_with_a_sentence(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("fuzz") / "world.yaml"
+    path.write_text(text, encoding="utf-8")
+    try:
+        load_world_file(path)
+    except WorldError as exc:
+        assert str(exc).startswith(str(path)) and is_readable(str(exc)), str(exc)
