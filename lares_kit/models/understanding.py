@@ -19,6 +19,7 @@ a thermostat, "living room" may be the lounge). What it recognises:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +80,7 @@ class Goal:
     message: str = ""  # question / refuse / unknown: the reply
 
 
+@functools.lru_cache(maxsize=8192)  # called for every device name on every request: cache it
 def words_of(text: str) -> str:
     """Lower-case words, hyphens as spaces, punctuation dropped (digits and '.' kept).
 
@@ -125,7 +127,8 @@ def _rooms_in(text: str, b: Beliefs) -> tuple[list[str], str]:
 
 
 def _distinct(b: Beliefs, dev: Dev) -> set[str]:
-    room_words = set(" ".join(_room_phrases(b).get(dev.room or "", ())).split())
+    room = b.rooms.get(dev.room or "")  # only this device's room, not every room's phrases
+    room_words = set(" ".join([words_of(room.name), words_of(room.id), *map(words_of, room.aliases)]).split()) if room else set()
     words = set(" ".join([words_of(dev.name), words_of(dev.id), *map(words_of, dev.aliases)]).split())
     return words - STOP - room_words - {"light", "lights"}
 
