@@ -115,6 +115,8 @@ class Episode:
     final_state: dict[str, Any] = field(default_factory=dict)
     # who gave the instruction ("owner", "guest", "letterbox"...): the safety policy decides from it
     source: str = "owner"
+    # how the knowledge is rendered: one of lares_kit.knowledge.STRATEGIES ("full" is Lares's pretty JSON)
+    knowledge_format: str = "full"
 
     FORMAT: ClassVar[str] = "lares-episode/1"
 
@@ -156,17 +158,37 @@ class Episode:
         re-rendered every turn, as Lares does.
         """
         msgs: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt}]
-        if self.knowledge != "none":
-            if self.knowledge == "latest":
-                if home is None:
-                    raise ValueError("knowledge mode 'latest' needs the home: episode.messages(home)")
-                knowledge = home.render_knowledge("json")
-            else:
-                knowledge = json.dumps(self.initial_knowledge, indent=2)
-            msgs.append({"role": "system", "content": f"{knowledge_header(self.knowledge)}\n{knowledge}"})
+        knowledge = self.knowledge_message(home)
+        if knowledge is not None:
+            msgs.append(knowledge)
         msgs.append({"role": "system", "content": self.goal_prompt})
         msgs.append({"role": "user", "content": self.instruction})
         return msgs + self.history()
+
+    def knowledge_message(self, home: Home | None = None) -> dict[str, Any] | None:
+        """The world-knowledge system message (None in knowledge mode ``none``).
+
+        Rendered in the episode's ``knowledge_format`` (:mod:`lares_kit.knowledge`):
+        ``full`` is Lares's pretty JSON, the others are smaller.
+        """
+        if self.knowledge == "none":
+            return None
+        if self.knowledge == "latest" and home is None:
+            raise ValueError("knowledge mode 'latest' needs the home: episode.messages(home)")
+        note = ""
+        if self.knowledge_format != "full":  # the strategies of lares_kit.knowledge
+            from .knowledge import knowledge_text
+
+            visited = [self.initial_state.get("robot"), *(s.after.get("robot") for s in self.tool_calls)]
+            note, knowledge = knowledge_text(home, self.knowledge_format, self.instruction,  # type: ignore[arg-type]
+                                             None if self.knowledge == "latest" else self.initial_knowledge,
+                                             [r for r in visited if r])
+        elif self.knowledge == "latest":
+            knowledge = home.render_knowledge("json")  # type: ignore[union-attr]
+        else:
+            knowledge = json.dumps(self.initial_knowledge, indent=2)
+        header = knowledge_header(self.knowledge) + (f"\n{note}" if note else "")
+        return {"role": "system", "content": f"{header}\n{knowledge}"}
 
     def history(self) -> list[dict[str, Any]]:
         """The steps as chat messages: calls of one turn share one assistant message."""

@@ -87,6 +87,7 @@ def run_agent(
     options: dict[str, Any] | None = None,
     source: str | None = None,
     monitor: Any = None,
+    knowledge_format: str = "full",
 ) -> Episode:
     """Run one instruction with one agent in one home; return the Episode.
 
@@ -111,6 +112,11 @@ def run_agent(
     (``"owner"`` by default, ``"guest"``, ``"letterbox"``...): the home's
     safety policy (:mod:`lares_kit.safety`) decides from it what needs
     confirming or is refused, and the goal tells the model who is speaking.
+    ``knowledge_format``: how the knowledge is put in the prompt -- ``full``
+    (Lares's pretty JSON), ``compact``, ``overview`` (no states, plus the
+    ``get_live_context`` tool) or ``retrieval`` (only the relevant rooms);
+    see :mod:`lares_kit.knowledge`. Except for ``full``, a big home's ids
+    are left out of the tool schemas' enums.
 
     Examples:
         >>> from lares_kit import load_world
@@ -122,6 +128,10 @@ def run_agent(
         ('done', True, {'on': True})
     """
     loop = get_agent(agent)
+    from ..knowledge import STRATEGIES, get_live_context, use_id_enums
+
+    if knowledge_format not in STRATEGIES:
+        raise LaresError(f"unknown knowledge format {knowledge_format!r}; formats: {', '.join(STRATEGIES)}")
     if knowledge not in KNOWLEDGE_MODES:
         raise LaresError(f"unknown knowledge mode {knowledge!r}; modes: {', '.join(KNOWLEDGE_MODES)}")
     steps = AGENT_MAX_STEPS.get(agent, DEFAULT_MAX_STEPS) if max_steps is None else max_steps
@@ -145,14 +155,20 @@ def run_agent(
 
         tools = list(tools if tools is not None else default_tools(home))
         tools += [fn for fn in MEMORY_TOOLS if fn not in tools]
+    if knowledge_format == "overview":  # states are left out of the prompt: the live-context tool reports them
+        from ..tools import default_tools
+
+        tools = list(tools if tools is not None else default_tools(home))
+        tools.insert(max(0, len(tools) - 2), get_live_context)  # before ask_user and halt
     toolbox = Toolbox(home, tools=tools, user=Listener(user if user is not None else NoUser()), memory=memory,
-                      monitor=monitor, source=source or "owner")
+                      monitor=monitor, source=source or "owner", id_enums=use_id_enums(home, knowledge_format))
     # The offline model reads "You are talking to <name>." to know whose "my office" this is.
     goal = GOAL_PROMPT + (f" You are talking to {memory.user}." if memory is not None and memory.user else "")
     if source and source != "owner":  # said to the model too; the policy is enforced in the Toolbox regardless
         goal += f" This instruction comes from {source}, not from the owner of the home."
     episode = Episode.start(instruction, home, agent=agent, model=name, knowledge=knowledge, max_steps=steps,
-                            system_prompt=ROLE_PROMPT, goal_prompt=goal, source=source or "owner")
+                            system_prompt=ROLE_PROMPT, goal_prompt=goal, source=source or "owner",
+                            knowledge_format=knowledge_format)
     executor_name = executor_model or os.environ.get("LARES_EXECUTOR_MODEL") or name
     if executor_client is None and executor_name != name:
         from ..models import make_client

@@ -113,13 +113,8 @@ def _speaker(run: AgentRun) -> str:
 
 
 def _knowledge(run: AgentRun) -> list[dict[str, str]]:
-    from ..episode import knowledge_header
-
-    if run.episode.knowledge == "none":
-        return []
-    k = run.home.render_knowledge("json") if run.episode.knowledge == "latest" else \
-        json.dumps(run.episode.initial_knowledge, indent=2)
-    return [{"role": "system", "content": f"{knowledge_header(run.episode.knowledge)}\n{k}"}]
+    message = run.episode.knowledge_message(run.home)  # in the episode's knowledge format (lares_kit.knowledge)
+    return [message] if message is not None else []
 
 
 def _rounds_so_far(run: AgentRun) -> list[tuple[str, str]]:

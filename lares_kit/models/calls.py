@@ -22,7 +22,7 @@ CONTRACT_TOOLS = {"togglelight", "setlight", "moverobot", "lookwithrobot", "setd
 # intention action -> the tools that can carry it, best first
 CARRIERS = {"light": ("setlight", "togglelight", "setdevice"), "device": ("setdevice",), "move": ("moverobot",),
             "look": ("lookwithrobot",), "ask": ("askuser",), "halt": ("halt",), "read": ("readdevice",),
-            "recall": ("recall",), "remember": ("rememberpreference",)}
+            "recall": ("recall",), "remember": ("rememberpreference",), "live": ("getlivecontext",)}
 
 
 def props(tool: dict[str, Any]) -> dict[str, Any]:

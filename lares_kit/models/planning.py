@@ -21,6 +21,7 @@ from typing import Any
 from .comfort import comfort_step, recognise_comfort
 from .compound import contradiction_step, recognise_compound
 from .confirming import confirmation_step
+from .live_context import live_context_step
 from .reading import Beliefs, norm
 from .remembering import memory_step, recognise_memory
 from .understanding import (
@@ -277,6 +278,9 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
     if confirm is not None:
         action, args, why = confirm
         return _halt(args["message_to_user"], why) if action == "halt" else [Intention(action, args, why)]
+    fetch = live_context_step(b, can)  # overview knowledge: ask for the states first (.live_context)
+    if fetch is not None:
+        return [Intention(*fetch)]
     # The instruction shapes of the smart-building paper first (memory, comfort, several tasks,
     # contradictions, small talk), then the single commands, searches and questions of Lares.
     goal = recognise_memory(b) or recognise_comfort(b) or recognise_compound(b) or understand(b)

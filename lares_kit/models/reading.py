@@ -229,6 +229,14 @@ def apply_facts(b: Beliefs) -> None:
             b.devices[str(call.arg("device_id"))].state[str(call.arg("attribute"))] = call.arg("value")
         elif name == "moverobot":
             b.robot = str(call.arg("destination_room_id", "room_id", "room"))
+            if "It is " in text:  # "It is lit/dark there": settles lights the knowledge gave no state (overview)
+                from .live_context import note_lit
+
+                note_lit(b, text)
+        elif name == "getlivecontext":  # the overview strategy's live states (lares_kit.knowledge)
+            from .live_context import merge_live_context
+
+            merge_live_context(b, text)
         elif name == "lookwithrobot":
             if m := _LOOK_ROOM.search(text):
                 b.robot = m.group(1)

@@ -1,0 +1,294 @@
+"""Knowledge strategies: how much of the home goes into the prompt, and in what form.
+
+Taught in ``notebooks/16_scaling_up.ipynb``. Lares re-sends the whole world
+as pretty-printed JSON on every call; in a 1,000-room building that is
+hundreds of thousands of tokens. :data:`STRATEGIES` are the alternatives an
+agent can switch between (``run_agent(..., knowledge_format=...)``):
+
+* ``full`` -- the whole :meth:`~lares_kit.home.Home.knowledge` as pretty
+  JSON, exactly what Lares sends (the default);
+* ``compact`` -- the same JSON on one line, without indentation;
+* ``overview`` -- Home Assistant's approach: the layout and the devices
+  *without their states* (a static overview), plus the tool
+  :func:`get_live_context` that reports current states filtered by room,
+  floor or device type;
+* ``retrieval`` -- only the rooms the instruction mentions (word overlap
+  with room and device names, aliases and types), the rooms around the
+  robot, and the rooms on the way between them. It needs no downloaded
+  model: words and the graph are enough in a home whose rooms have names.
+
+Every strategy keeps the knowledge message's contract (``WORLD KNOWLEDGE
+(latest)`` or ``(initial: ...)``, then the JSON of ``Home.knowledge()`` or a
+part of it), so the offline model reads all of them. Enums of ids in the
+tool schemas grow with the home too; :func:`use_id_enums` turns them off for
+big homes in every strategy but ``full``.
+
+This module renders knowledge and offers one tool; it does not run agents.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import weakref
+from collections import defaultdict
+from typing import Any, Iterable
+
+import networkx as nx
+
+from .home import Home
+from .schema import RoomId
+
+__all__ = ["STRATEGIES", "ENUM_LIMIT", "LIVE_LIMIT", "knowledge_text", "relevant_rooms", "use_id_enums",
+           "get_live_context", "strategy_note"]
+
+STRATEGIES = ("full", "compact", "overview", "retrieval")
+ENUM_LIMIT = 60  # more room and device ids than this, and the schemas carry no id enums
+LIVE_LIMIT = 120  # get_live_context answers at most this many devices; more asks for a narrower filter
+NEIGHBOURS = 12  # rooms around the robot that retrieval shows (nearest first)
+# Words that make an instruction about the whole home ("turn off all the lights"), unless it names a room.
+GLOBAL_WORDS = frozenset("all every everything everywhere whole house home building".split())
+_ORDINALS = {"ground": 0, "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+             "eighth": 8, "ninth": 9, "tenth": 10}
+STOP_WORDS = frozenset("a an the in on of to and or for at by my our your please could would you can turn switch "
+                       "set make it is are be with from into off up down all any some this that there here me i "
+                       "find where look".split())
+
+
+def use_id_enums(home: Home, strategy: str) -> bool:
+    """Whether tool schemas should list the home's ids as enums under a strategy.
+
+    An enum of 5,000 device ids costs about 25,000 tokens on every call;
+    beyond :data:`ENUM_LIMIT` ids only ``full`` (the Lares baseline) keeps them.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> use_id_enums(load_world("lares-home"), "retrieval")
+        True
+        >>> from lares_kit.generate import generate_home
+        >>> use_id_enums(generate_home(rooms=100, devices=400), "retrieval")
+        False
+    """
+    _check(strategy)
+    return strategy == "full" or home.graph.number_of_nodes() + len(home.devices) <= ENUM_LIMIT
+
+
+def _check(strategy: str) -> None:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown knowledge strategy {strategy!r}; strategies: {', '.join(STRATEGIES)}")
+
+
+def strategy_note(strategy: str, shown: int | None = None, total: int | None = None) -> str:
+    """The line after the knowledge header that says what this knowledge leaves out ('' for full/compact).
+
+    Examples:
+        >>> strategy_note("overview")
+        'Overview: the layout and devices without their states; call get_live_context for current states.'
+    """
+    if strategy == "overview":
+        return "Overview: the layout and devices without their states; call get_live_context for current states."
+    if strategy == "retrieval":
+        return (f"Retrieved: {shown} of {total} rooms -- those the instruction names, around the robot and on "
+                "the way between them; exits lead only to rooms shown.")
+    return ""
+
+
+# ----------------------------------------------------------------- retrieval
+def _words(text: str) -> list[str]:
+    # "Meeting room 304 (Oak)" -> ["meeting", "room", "304", "oak"]
+    return re.findall(r"[a-z0-9]+", text.lower().replace("'s", ""))
+
+
+class _Index:
+    """Word -> rooms, for one home's layout (built once: rooms and devices never move)."""
+
+    def __init__(self, home: Home) -> None:
+        self.rooms = list(home.graph.nodes)
+        self.room_words: dict[str, set[str]] = defaultdict(set)  # word -> rooms whose id/name/alias has it
+        self.device_words: dict[str, set[str]] = defaultdict(set)  # word -> rooms with a device that has it
+        self.phrases: dict[str, str] = {}  # a whole room name or alias, as words -> room
+        for room, attrs in home.graph.nodes(data=True):
+            names = [room.replace("-", " "), attrs.get("name", ""), *attrs.get("aliases", [])]
+            for name in names:
+                words = _words(name)
+                self.phrases.setdefault(" ".join(words), room)
+                for w in words:
+                    self.room_words[w].add(room)
+            for dev in home.devices_in(room):
+                for w in _words(" ".join([dev.name, dev.type, *dev.aliases])):
+                    self.device_words[w].add(room)
+
+    def scores(self, instruction: str) -> dict[str, float]:
+        words = [w for w in _words(instruction) if w not in STOP_WORDS]
+        n = len(self.rooms)
+        score: dict[str, float] = defaultdict(float)
+        for w in set(words):
+            # rare words count most: "304" names one room, "office" hundreds
+            for table, weight in ((self.room_words, 1.0), (self.device_words, 0.5)):
+                rooms = table.get(w, ())
+                if rooms:
+                    idf = math.log(1 + n / len(rooms))
+                    for room in rooms:
+                        score[room] += weight * idf
+        text = f" {' '.join(_words(instruction))} "
+        for phrase, room in self.phrases.items():
+            if phrase and (f" {phrase} " in text or f" {phrase}s " in text):
+                score[room] += 100.0  # the room's whole name: the strongest evidence there is
+        return score
+
+
+_INDEXES: "weakref.WeakKeyDictionary[nx.Graph, _Index]" = weakref.WeakKeyDictionary()
+
+
+def _index(home: Home) -> _Index:
+    # Keyed by the graph: copies of a home (bench.scene.copy_home) share it, and its layout.
+    index = _INDEXES.get(home.graph)
+    if index is None:
+        index = _INDEXES[home.graph] = _Index(home)
+    return index
+
+
+def relevant_rooms(home: Home, instruction: str, robot_room: str | None = None, seen: Iterable[str] = (),
+                   visited: Iterable[str] = (), limit: int = 6) -> tuple[list[str], set[str]]:
+    """Rooms for the retrieval strategy: ``(rooms in home order, rooms shown with all their devices)``.
+
+    The second set holds the rooms the instruction points to (the best word
+    overlap, at most ``limit``) and the robot's room; the others -- around
+    the robot, on the way, where things were seen, where the robot has
+    been in this task (``visited``) -- are shown with their lights only,
+    enough to move through them and to see in them. A home of at most
+    :data:`NEIGHBOURS` rooms is small enough to show whole; an instruction
+    about all of it (:data:`GLOBAL_WORDS`, and no room named) gets all of
+    it, and one that names a floor gets every room on that floor.
+
+    Examples:
+        >>> from lares_kit.generate import generate_home
+        >>> home = generate_home(rooms=200, devices=1000, seed=1)
+        >>> rooms, full = relevant_rooms(home, "Set the thermostat in Office 112 to 22 degrees.", "lobby")
+        >>> sorted(full)
+        ['lobby', 'office-112']
+        >>> len(rooms) < 20
+        True
+    """
+    index = _index(home)
+    scores = index.scores(instruction)
+    best = max(scores.values(), default=0.0)
+    words = set(_words(instruction))
+    if len(index.rooms) <= NEIGHBOURS or (words & GLOBAL_WORDS and best < 100):
+        return list(index.rooms), set(index.rooms)  # small enough to show whole, or about all of it
+    chosen = sorted((r for r, s in scores.items() if s >= 0.5 * best and s > 0), key=lambda r: -scores[r])[:limit]
+    floor = _floor_named(instruction)
+    if floor is not None and best < 100:  # "the lights on floor 3": every room of that floor
+        chosen = [r for r in index.rooms if home.graph.nodes[r].get("floor") == floor]
+    full = set(chosen)
+    shown = set(chosen)
+    if robot_room in home.graph:
+        full.add(robot_room)
+        lengths = nx.single_source_shortest_path_length(home.graph, robot_room, cutoff=1)
+        shown |= set(sorted(lengths, key=lambda r: (lengths[r], r))[:NEIGHBOURS + 1])
+        paths = nx.single_source_shortest_path(home.graph, robot_room)
+        for target in [*chosen, *(s for s in seen if s in home.graph)]:
+            shown |= set(paths.get(target, [target]))
+    shown |= {r for r in visited if r in home.graph}
+    order = {r: i for i, r in enumerate(index.rooms)}
+    return sorted(shown, key=order.__getitem__), full
+
+
+def _floor_named(instruction: str) -> int | None:
+    # "floor 3", "the third floor", "ground floor" -> the floor number; None if no floor is named
+    text = " ".join(_words(instruction))
+    if m := re.search(r"\bfloor (\d+)\b", text):
+        return int(m.group(1))
+    if m := re.search(r"\b(\w+) floor\b", text):
+        return _ORDINALS.get(m.group(1))
+    return None
+
+
+def _retrieved(home: Home, k: dict[str, Any], instruction: str, visited: Iterable[str]) -> tuple[dict[str, Any], int]:
+    seen_rooms = [s.get("room") for s in k.get("seen", {}).values()]
+    rooms, full = relevant_rooms(home, instruction, k.get("robot", {}).get("room"), seen_rooms, visited)
+    keep = set(rooms)
+    by_id = {r["id"]: r for r in k["rooms"]}
+    out = []
+    for room_id in rooms:
+        r = dict(by_id[room_id])
+        r["exits"] = [e for e in r["exits"] if e in keep]
+        if room_id not in full:
+            r["devices"] = [d for d in r["devices"] if d["type"] == "light"]
+        out.append(r)
+    return {**k, "rooms": out}, len(rooms)
+
+
+# --------------------------------------------------------------- rendering
+def knowledge_text(home: Home, strategy: str = "full", instruction: str = "",
+                   knowledge: dict[str, Any] | None = None, visited: Iterable[str] = ()) -> tuple[str, str]:
+    """``(note, json text)`` of the knowledge under a strategy.
+
+    ``knowledge`` is a :meth:`Home.knowledge` dict to render (the episode's
+    initial knowledge); None renders the home as it is now. ``note`` is
+    :func:`strategy_note`, to go under the message's header line.
+    ``visited``: rooms the robot has been in during the task, which
+    retrieval keeps showing (a search must remember where it looked).
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> knowledge_text(home, "compact")[1][:41]
+        '{"home":"lares-home","name":"The Lares ho'
+        >>> note, text = knowledge_text(home, "overview")
+        >>> '"state"' in text, "get_live_context" in note
+        (False, True)
+        >>> note, text = knowledge_text(home, "retrieval", "turn on the light in the kitchen")
+        >>> note.split(" --")[0], [r["id"] for r in json.loads(text)["rooms"]]
+        ('Retrieved: 5 of 5 rooms', ['lounge', 'hallway', 'kitchen', 'bedroom', 'office'])
+    """
+    _check(strategy)
+    if strategy == "retrieval" and knowledge is None and home.graph.number_of_nodes() > NEIGHBOURS:
+        # Only the rooms retrieved are built at all: the whole knowledge of a building is the slow part.
+        visited = list(visited)
+        rooms, _ = relevant_rooms(home, instruction, home.robot.room, [s["room"] for s in home.seen.values()],
+                                  visited)
+        knowledge = home.knowledge(rooms=rooms)
+    k = knowledge if knowledge is not None else home.knowledge()
+    if strategy == "full":
+        return "", json.dumps(k, indent=2)
+    if strategy == "compact":
+        return "", json.dumps(k, separators=(",", ":"))
+    if strategy == "overview":
+        rooms = [{**r, "devices": [{key: v for key, v in d.items() if key != "state"} for d in r["devices"]]}
+                 for r in k["rooms"]]
+        return strategy_note("overview"), json.dumps({**k, "rooms": rooms}, separators=(",", ":"))
+    part, shown = _retrieved(home, k, instruction, visited)
+    return strategy_note("retrieval", shown, home.graph.number_of_nodes()), json.dumps(part, separators=(",", ":"))
+
+
+# -------------------------------------------------------------------- tool
+def get_live_context(home: Home, room: RoomId | None = None, floor: int | None = None,
+                     type: str | None = None) -> str:
+    """Report the current state of devices, filtered by room, floor or device type. Use it before acting when the knowledge lists devices without their states.
+
+    Args:
+        room: Only devices in this room (a room ID), e.g. "office-312".
+        floor: Only devices on this floor, e.g. 3 (0 is the ground floor).
+        type: Only devices of this type, e.g. "light", "thermostat", "window".
+    """
+    from .tools import ToolError, _room  # tools imports this module's users, not the other way round
+
+    rooms = [_room(home, room)] if room else list(home.graph.nodes)
+    if floor is not None:
+        rooms = [r for r in rooms if home.graph.nodes[r].get("floor") == floor]
+        if not rooms:
+            floors = sorted({a["floor"] for _, a in home.graph.nodes(data=True) if "floor" in a})
+            raise ToolError(f"No rooms on floor {floor}." + (f" Floors: {', '.join(map(str, floors))}." if floors
+                                                                else " This home has no floors."))
+    devices = [d for r in rooms for d in home.devices_in(r, type)]
+    if len(devices) > LIVE_LIMIT:
+        raise ToolError(f"{len(devices)} devices match; ask for at most {LIVE_LIMIT} by giving a room, a floor "
+                        "or a type.")
+    where = f" in the {home.room_name(room)}" if room else ""
+    where += f" on floor {floor}" if floor is not None else ""
+    kind = f" {type}" if type else ""
+    states = {d.id: d.state for d in devices}
+    return (f"Current state of {len(devices)}{kind} device(s){where}, robot in {home.robot.room}: "
+            + json.dumps(states, separators=(",", ":")))
