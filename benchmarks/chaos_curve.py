@@ -15,7 +15,6 @@ minutes on a laptop.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time

@@ -54,8 +54,8 @@ DEFAULT_SOURCE = "owner"
 # Words for a time of day that count as night when the policy gives no ``night`` list.
 DEFAULT_NIGHT = ("night", "22:00-07:00")
 _YES = re.compile(r"^\W*(yes|yeah|yep|yup|sure|ok|okay|confirm(ed)?|go ahead|please do|do it|correct|"
-                  r"that'?s right|i confirm|affirmative)\b", re.I)
-_NO = re.compile(r"\b(no|not|don'?t|do not|never|nope|stop|wait|cancel)\b", re.I)
+                  r"that'?s right|i confirm|affirmative)\b", re.IGNORECASE)
+_NO = re.compile(r"\b(no|not|don'?t|do not|never|nope|stop|wait|cancel)\b", re.IGNORECASE)
 
 
 class PolicyError(LaresError, ValueError):

@@ -122,5 +122,5 @@ def test_serve_model_with_fault_flags():
 
 def test_bad_fault_flags_exit_2():
     done = subprocess.run([sys.executable, "-m", "lares_kit.cli", "serve-model", "--port", "0", "--fault-rate",
-                           "0.5", "--faults", "500,gremlins"], capture_output=True, text=True, timeout=60)
+                           "0.5", "--faults", "500,gremlins"], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and "unknown faults gremlins" in done.stderr

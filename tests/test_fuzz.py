@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from lares_kit import Toolbox, load_world
 from lares_kit.tools import Observation
 from lares_kit.users import ScriptedUser
-from lares_kit.worlds import WorldError, load_world as load_world_file, parse_world
+from lares_kit.worlds import WorldError, parse_world
+from lares_kit.worlds import load_world as load_world_file
 
 HOMES = {name: load_world(name) for name in ("townhouse", "shared-house", "lares-home")}
 TOOL_NAMES = sorted({fn.__name__ for home in HOMES.values() for fn in Toolbox(home).tools})

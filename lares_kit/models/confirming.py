@@ -15,6 +15,7 @@ of calls and answers, never the policy or the home.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -24,8 +25,8 @@ __all__ = ["CONFIRM_MARK", "confirmation_step"]
 
 CONFIRM_MARK = "Confirmation needed:"  # how lares_kit.safety starts the observation (after "Error: ")
 _SUGGESTED = re.compile(r"e\.g\. ['\"](.+?\?[^'\"]*)['\"]")
-_YES = re.compile(r"^\W*(yes|yeah|yep|sure|ok|okay|confirm(ed)?|go ahead|please do|do it)\b", re.I)
-_NO = re.compile(r"\b(no|not|don'?t|never|stop|wait|cancel)\b", re.I)
+_YES = re.compile(r"^\W*(yes|yeah|yep|sure|ok|okay|confirm(ed)?|go ahead|please do|do it)\b", re.IGNORECASE)
+_NO = re.compile(r"\b(no|not|don'?t|never|stop|wait|cancel)\b", re.IGNORECASE)
 
 
 def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], str] | None:
@@ -63,8 +64,9 @@ def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
         if _YES.match(answer) and not _NO.search(answer):
             action = "light" if norm(blocked.name) in ("setlight", "togglelight") else "device"
             return action, dict(blocked.args), "The user confirmed, so I make the same call again."
-        return "halt", {"message_to_user": f"You did not confirm, so I did not do it ({blocked.name} with "
-                                           f"{blocked.args}). Nothing was changed."}, "No confirmation, no action."
+        what = json.dumps(blocked.args)
+        return "halt", {"message_to_user": f"I cannot do that without a clear yes from you, so nothing was changed "
+                                           f"({blocked.name} {what} was not run)."}, "No confirmation, no action."
     return None
 
 
