@@ -116,6 +116,8 @@ class Home:
         self.version = 0
         # seen: item id -> {"room": room id, "time": tick} -- the robot's sightings.
         self.seen: dict[str, dict[str, Any]] = {}
+        # device id -> its state before its first change since mark_changes(); None: not noting.
+        self._marked: dict[str, dict[str, Any]] | None = None
         self._start = _Start(
             devices={d.id: copy.deepcopy(d.state) for d in devices},
             items={i.id: i.room for i in items},
@@ -195,8 +197,31 @@ class Home:
 
     # ------------------------------------------------------------- changes
     def update_device(self, device_id: str, update: dict[str, Any]) -> None:
+        if self._marked is not None and device_id not in self._marked:
+            self._marked[device_id] = _copy_state(self.devices[device_id].state)
         self.devices[device_id].state.update(copy.deepcopy(update))
         self.version += 1
+
+    def mark_changes(self) -> None:
+        """Start noting which devices change; :meth:`changes_since_mark` says which, and how they were.
+
+        An agent loop records what each call changed; comparing every
+        device's state before and after costs milliseconds in a 5,000-device
+        building, noting the changes costs nothing.
+
+        Examples:
+            >>> from lares_kit import load_world
+            >>> home = load_world("lares-home")
+            >>> home.mark_changes()
+            >>> home.update_device("kitchen-light", {"on": True})
+            >>> home.changes_since_mark()
+            {'kitchen-light': {'on': False}}
+        """
+        self._marked = {}
+
+    def changes_since_mark(self) -> dict[str, dict[str, Any]]:
+        """``{device id: state before its first change}`` since :meth:`mark_changes` (``{}`` if never marked)."""
+        return dict(self._marked or {})
 
     def move_item(self, item_id: str, room_id: str) -> None:
         """Move a hidden item (the dog wanders). The robot moves with :meth:`move_robot`."""

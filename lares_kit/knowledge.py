@@ -47,8 +47,10 @@ STRATEGIES = ("full", "compact", "overview", "retrieval")
 ENUM_LIMIT = 60  # more room and device ids than this, and the schemas carry no id enums
 LIVE_LIMIT = 120  # get_live_context answers at most this many devices; more asks for a narrower filter
 NEIGHBOURS = 12  # rooms around the robot that retrieval shows (nearest first)
-# Words that make an instruction about the whole home ("turn off all the lights"), unless it names a room.
-GLOBAL_WORDS = frozenset("all every everything everywhere whole house home building".split())
+# Words that make an instruction about the whole home ("turn off all the lights", "which rooms are
+# there?"), unless it names a room.
+GLOBAL_WORDS = frozenset("all every everything everywhere whole house home building rooms lights devices which "
+                         "many".split())
 _ORDINALS = {"ground": 0, "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
              "eighth": 8, "ninth": 9, "tenth": 10}
 STOP_WORDS = frozenset("a an the in on of to and or for at by my our your please could would you can turn switch "

@@ -133,18 +133,18 @@ class AgentRun:
     def execute(self, turn: int, call: Any, text: str = "") -> bool:
         """Dispatch one call and record it; True when it ended the episode (halt, no answer)."""
         name, raw, call_id = _name(call), _raw(call), self._call_id(turn, call)
-        before = self.home.device_states()
+        self.home.mark_changes()  # the home notes what the call changes: cheap even with 5,000 devices
         try:
             obs = self.toolbox.dispatch(name, raw)
         except NoAnswer as exc:
             step = Question(name, _json_object(raw), f"Error: no answer ({exc}).", ok=False, turn=turn,
-                            call_id=call_id, raw_arguments=raw, text=text, after=self.truth_after(before))
+                            call_id=call_id, raw_arguments=raw, text=text, after=self.truth_after())
             self.episode.steps.append(step)
             self.finish("no_answer", f"Stopped: the agent asked {step.question!r} and got no answer.")
             return True
         kind = Final if obs.final else Question if name == "ask_user" and obs.ok else ToolCall
         step = kind(obs.tool, obs.arguments, obs.content, ok=obs.ok, turn=turn, call_id=call_id,
-                    raw_arguments=raw, text=text, after=self.truth_after(before))
+                    raw_arguments=raw, text=text, after=self.truth_after())
         if isinstance(step, Question):
             step.answer = getattr(self.toolbox.user, "last", None)
         self.episode.steps.append(step)
@@ -155,21 +155,30 @@ class AgentRun:
     def refuse(self, turn: int, call: Any, reason: str, text: str = "") -> None:
         """Record a call that is not run, answered with ``Error: reason`` (the API needs an answer per call)."""
         raw = _raw(call)
+        self.home.mark_changes()  # nothing runs: no device changes
         self.episode.steps.append(ToolCall(
             _name(call), _json_object(raw), f"Error: {reason}", ok=False, turn=turn,
             call_id=self._call_id(turn, call),
-            raw_arguments=raw, text=text, after=self.truth_after(self.home.device_states())))
+            raw_arguments=raw, text=text, after=self.truth_after()))
 
     # ------------------------------------------------------------- records
     def _call_id(self, turn: int, call: Any) -> str:
         # Some servers send calls without ids; the history still needs one to pair call and result.
         return getattr(call, "id", "") or f"call_{turn}_{len(self.episode.steps)}"
 
-    def truth_after(self, before: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        """The truth now, for replay: devices that changed since ``before``, robot, items, sightings."""
-        now = self.home.device_states()
+    def truth_after(self, before: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The truth now, for replay: devices that changed since ``before``, robot, items, sightings.
+
+        ``before`` (device states) None: the devices changed since ``home.mark_changes()``.
+        """
+        if before is None:
+            devices = {dev: copy.deepcopy(self.home.devices[dev].state)
+                       for dev, old in self.home.changes_since_mark().items() if self.home.devices[dev].state != old}
+        else:
+            now = self.home.device_states()
+            devices = {dev: state for dev, state in now.items() if state != before.get(dev)}
         return {"time": self.home.time, "robot": self.home.robot.room,
-                "devices": {dev: state for dev, state in now.items() if state != before.get(dev)},
+                "devices": devices,
                 "items": {item.id: item.room for item in self.home.items.values()},
                 "seen": copy.deepcopy(self.home.seen)}
 
