@@ -190,7 +190,7 @@ def _ident(entry: dict[str, Any], source: str, key: str, seen: dict[str, str]) -
 def _text(entry: dict[str, Any], name: str, source: str, key: str, default: str | None = None) -> str:
     value = entry.get(name, default)
     if not isinstance(value, str):
-        raise WorldError(source, f"{key}.{name}",
+        raise WorldError(source, f"{key}.{name}" if key else name,
                          f"expected a string, got {_kind(value)}" if name in entry else f"missing required key '{name}'")
     return value
 

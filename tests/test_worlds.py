@@ -145,3 +145,11 @@ def test_typo_in_a_device_key_is_caught(tmp_path):
     path.write_text(GOOD.replace("room: a, state", "rom: a, room: a, state"))
     with pytest.raises(WorldError, match=r"devices\[0\]: unknown key 'rom'; allowed keys: aliases, capabilities"):
         load_world(path)
+
+
+def test_top_level_key_path_has_no_leading_dot(tmp_path):
+    path = tmp_path / "named.yaml"
+    path.write_text(GOOD.replace("id: tiny", "id: tiny\nname: 3"))
+    with pytest.raises(WorldError) as caught:
+        load_world(path)
+    assert caught.value.key_path == "name"
