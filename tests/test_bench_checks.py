@@ -13,13 +13,16 @@ from lares_kit import Toolbox, load_world
 from lares_kit.bench.checks import CHECKS, Outcome, run_checks
 from lares_kit.bench.scene import set_stage
 from lares_kit.bench.tasks import Expect, Forbidden, Setup, Task, UserScript
+from lares_kit.memory import MEMORY_TOOLS
+from lares_kit.tools import default_tools
 
 
 def play(task: Task, calls: list[tuple[str, dict]], final: str = "Done.", status: str = "done",
          seed: int = 0) -> Outcome:
     """Run scripted calls in the task's scene; the Outcome the checks will read."""
     scene = set_stage(task, load_world(task.world), seed)
-    box = Toolbox(scene.home, user=scene.user)
+    tools = default_tools(scene.home) + (MEMORY_TOOLS if scene.memory is not None else [])
+    box = Toolbox(scene.home, tools=tools, user=scene.user, memory=scene.memory)
     steps, asked = [], []
     for tool, args in calls:
         obs = box.dispatch(tool, args)
@@ -79,6 +82,10 @@ CASES = {
     "forbidden": (task(Expect(forbidden=[Forbidden("set_light|toggle_light", {"light_id": "office-light"})])),
                   (ON, "Done.", "done"), ([("set_light", {"light_id": "office-light", "on": True})], "No.", "done"),
                   "Step 1 called set_light"),
+    "remembers": (task(Expect(remembers=["office temperature = 21"]), setup=Setup(user="ana", memory={})),
+                  ([("remember_preference", {"key": "office temperature", "value": 21})], "Noted.", "done"),
+                  ([("remember_preference", {"key": "office temperature", "value": 12})], "Noted.", "done"),
+                  "No stored preference matches: office temperature = 21"),
 }
 
 
