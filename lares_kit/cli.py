@@ -56,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", dest="json_path", default=None)
     bench.add_argument("--plot", default=None)
     bench.add_argument("--runs", default=None, help="folder for per-episode JSON (resumable)")
+    bench.add_argument("--tasks", action="append", default=None,
+                       help="only tasks whose id or category matches (shell-style, e.g. 'lh-*'; repeatable)")
+    bench.add_argument("--limit", type=int, default=None,
+                       help="at most N tasks, spread over the categories (local model: 20 unless given; 0: all)")
 
     serve = sub.add_parser("serve-model", help="serve the offline model as an OpenAI-compatible HTTP API")
     serve.add_argument("--host", default="127.0.0.1")

