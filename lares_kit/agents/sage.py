@@ -7,7 +7,8 @@ tools, and some tools are agents with their own prompt and tools:
 
 * ``device_agent`` -- finds devices from descriptions
   (:mod:`lares_kit.disambiguation`), reads capability docs, gets attributes
-  and runs commands (:mod:`lares_kit.device_api`);
+  and runs commands (:mod:`lares_kit.device_api`); a device with no docs is
+  read and set with ``read_device`` / ``set_device``;
 * ``preference_agent`` -- reads the speaker's profile and past requests
   (:mod:`lares_kit.profiles`, the same SQLite store as the ReAct memory);
 * ``condition_agent`` -- writes a condition as a small Python function from
@@ -20,6 +21,13 @@ stop rule: ``halt``, a step limit); a sub-agent's answer is its ``halt``
 message, and its model calls are counted in the coordinator's Episode. The
 coordinator gets no WORLD KNOWLEDGE dump -- what it knows about the home
 comes through its tools, which is SAGE's point.
+
+Every agent of the tree shares the run's safety gate (:mod:`lares_kit.safety`):
+the same source and time of day. A device change the policy holds back for
+confirmation ends the device agent with the question to ask; only the
+coordinator talks to the person, so it asks through ``ask_user`` and, after
+a yes, hands the task on again -- the gate heard the yes and lets that one
+change through.
 """
 
 from __future__ import annotations
@@ -27,25 +35,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..device_api import DEVICE_API_TOOLS, get_attribute, get_capability_docs, list_devices
+from ..device_api import DEVICE_API_TOOLS, device_capabilities, get_attribute, get_capability_docs, list_devices
 from ..disambiguation import find_device
 from ..episode import Episode
 from ..guide import GUIDE_TOOLS
 from ..monitor import PERSISTENT_TOOLS, Firing
 from ..profiles import PREFERENCE_TOOLS, memory_for, residents, seed_memory, speaker
-from ..tools import Toolbox, ask_user, halt
+from ..tools import Toolbox, ask_user, halt, read_device, set_device
 from ..users import NoUser
 from .function_calling import run_function_calling
 from .shared import AgentRun
 
-__all__ = ["run_sage", "SageTree", "COORDINATOR_PROMPT", "SUB_AGENTS", "SUB_AGENT_MAX_STEPS"]
+__all__ = ["run_sage", "SageTree", "COORDINATOR_PROMPT", "SUB_AGENTS", "SUB_AGENT_MAX_STEPS", "UNDOCUMENTED"]
 
 COORDINATOR_PROMPT = (
     "You are SAGE, the assistant of a smart home. You do not see the devices directly: hand device work to "
     "device_agent, questions about what the person likes or asked before to preference_agent, and anything that "
     "should happen later, when something happens (\"when I open the fridge...\"), to condition_agent. tv_guide "
     "and weather answer what is on and what the weather is. Work out concrete values before you hand a task on "
-    "(which team, which channel, which temperature). Ask the user only when a device or wish is truly ambiguous. "
+    "(which team, which channel, which temperature). Ask the user only when a device or wish is truly ambiguous, "
+    "or when the device agent says the home's safety policy needs the person's confirmation: ask its question "
+    "with ask_user and, after a clear yes, hand the same task on again. "
     "Call halt with a short answer for the person when the request is done or cannot be done."
 )
 GOAL = "Carry out the request that follows, one tool call at a time. You are talking to {person}."
@@ -66,6 +76,12 @@ SUB_AGENTS: dict[str, tuple[str, list[Callable[..., str]]]] = {
                   "instruction. You can also list and cancel conditions. Halt with what you set up.",
                   [find_device, list_devices, get_capability_docs, get_attribute, *PERSISTENT_TOOLS, halt]),
 }
+# For a home with devices that document no capabilities (worlds without `docs:`), the device agent also
+# gets the home's own device tools -- which the safety gate understands -- and is told what to do when it
+# stops a change. A home where every device has docs keeps the prompt and tools above unchanged.
+UNDOCUMENTED = ((" A device that documents no capabilities is read with read_device and changed with set_device. "
+                 "If the home's safety policy needs the person's confirmation, do nothing more and halt with the "
+                 "question to ask them."), [read_device, set_device])
 SUB_AGENT_MAX_STEPS = 15  # a sub-agent's own step limit (all the lights: one command each)
 
 
@@ -82,7 +98,12 @@ class SageTree:
         """Run one sub-agent on ``request`` in the same home; its halt message is the answer."""
         prompt, tools = SUB_AGENTS[kind]
         parent = self.run
-        box = Toolbox(parent.home, tools=list(tools), user=NoUser(), memory=self.memory, monitor=self.monitor)
+        if kind == "device" and any(not device_capabilities(parent.home, d) for d in parent.home.devices):
+            prompt, tools = prompt + UNDOCUMENTED[0], [*tools[:-1], *UNDOCUMENTED[1], tools[-1]]  # halt last
+        # The coordinator's safety gate, shared: the same source and time, and a yes the coordinator heard
+        # through ask_user confirms the change the sub-agent then makes (lares_kit.safety).
+        box = Toolbox(parent.home, tools=list(tools), user=NoUser(), memory=self.memory, monitor=self.monitor,
+                      source=parent.toolbox.source, safety=parent.toolbox.safety)
         episode = Episode.start(request, parent.home, agent=f"sage/{kind}", model=parent.model, knowledge="none",
                                 max_steps=SUB_AGENT_MAX_STEPS, system_prompt=prompt,
                                 goal_prompt=GOAL.format(person=self.memory.user or "a resident"))
@@ -106,7 +127,7 @@ class SageTree:
 
         return run_agent(firing.instruction, self.run.home, agent="sage", model=self.run.model,
                          client=self.run.client, memory=self.memory, monitor=self.monitor,
-                         max_steps=self.run.max_steps)
+                         max_steps=self.run.max_steps, source=self.run.toolbox.source)  # still the same speaker
 
 
 def _tools(tree: SageTree) -> list[Callable[..., str]]:
@@ -162,7 +183,8 @@ def run_sage(run: AgentRun) -> None:
     if tree.monitor is not None and tree.monitor.on_fire is None:
         tree.monitor.on_fire = tree.rerun  # a fired condition runs its instruction through SAGE again
     memory.store.add("user", run.episode.instruction, user=memory.user, session=memory.session)  # a past request
-    run.toolbox = Toolbox(run.home, tools=_tools(tree), user=run.toolbox.user, memory=memory, monitor=tree.monitor)
+    run.toolbox = Toolbox(run.home, tools=_tools(tree), user=run.toolbox.user, memory=memory, monitor=tree.monitor,
+                          source=run.toolbox.source, safety=run.toolbox.safety)  # keep who is speaking
     run.episode.knowledge = "none"  # SAGE reads the home through its tools, not a state dump
     run.episode.system_prompt = COORDINATOR_PROMPT
     run.episode.goal_prompt = GOAL.format(person=memory.user or "a resident")

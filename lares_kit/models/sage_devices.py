@@ -18,12 +18,12 @@ from typing import Any
 
 from .sage_reading import Doc, Talk, read_doc, stem_words
 
-__all__ = ["Want", "wants", "device_phrase", "device_step"]
+__all__ = ["CONFIRM_FIRST", "Want", "wants", "device_phrase", "device_step"]
 
 Step = tuple[str, dict[str, Any]]  # (tool name, arguments), or ("halt", {"message_to_user": ...})
 
 _KINDS = r"lights?|lamps?|strips?|tvs?|television|telly|fridge|refrigerator|freezer|dishwasher|speaker|music|" \
-         r"thermostat|heating|lock|door"
+         r"thermostat|heating|lock|door|alarm|oven|stove|hob"
 _FRACTIONS = {"half": 1 / 2, "a half": 1 / 2, "a third": 1 / 3, "one third": 1 / 3, "a quarter": 1 / 4,
               "two thirds": 2 / 3, "double": 2.0, "twice": 2.0}
 
@@ -62,6 +62,8 @@ def wants(request: str) -> list[Want]:
         out.append(Want("lock", False))
     elif re.search(r"\block\b", text):
         out.append(Want("lock", True))
+    if re.search(r"\b(disarm|arm)\b", text):  # an alarm: no capability document, only set_device's "armed"
+        out.append(Want("armed", "disarm" not in text))
     fraction = next((f for words, f in _FRACTIONS.items() if re.search(rf"\b{words}\b", text)), None)
     percent = _number(text, r"\bto") if re.search(r"\bto\s+\d+\s*(%|percent)", text) else None
     if re.search(r"\b(dim|brighten|brightness|level|bright|dark|dimmer|brighter)\b", text) or percent is not None:
@@ -121,7 +123,7 @@ def device_phrase(request: str) -> str:
         >>> device_phrase("set the TV by the plant to channel 3 (the person means: the one by the plant)")
         'the TV by the plant'
     """
-    text = re.sub(r"\s*\(the person means:.*\)$", "", request).replace("next to", "beside")
+    text = re.sub(r"\s*\(the person (?:means|confirmed):.*\)$", "", request).replace("next to", "beside")
     found = re.search(rf"((?:\b(?:the|my|all|both|all the)\s+)*(?:[\w-]+\s+)??\b(?:{_KINDS})\b.*?)"
                       r"(?=\s+(?:to|and|when|so|with|for|at|then)\b|[,.!?]|$)", text, re.IGNORECASE)
     if found is None:
@@ -208,6 +210,49 @@ def _attribute_of(doc: Doc) -> str | None:
     return args[0] if len(args) == 1 else None
 
 
+# capability of a want -> the set_device attributes that mean it, for a device without documents
+_SETTINGS = {"switch": ("on",), "lock": ("locked",), "armed": ("armed",), "switchLevel": ("level", "brightness"),
+             "thermostatHeatingSetpoint": ("target", "temperature"), "refrigerationSetpoint": ("target", "temperature"),
+             "audioVolume": ("volume",), "tvChannel": ("channel",)}
+CONFIRM_FIRST = "The home's safety policy needs the person's confirmation first. Ask them: "
+_SUGGESTED = re.compile(r"e\.g\. '(.+?\?[^']*)'")
+
+
+def _by_setting(t: Talk, device: str, want: Want) -> Step:
+    """read_device, then set_device, for a device that documents no capabilities; a sentence when done.
+
+    A change the safety policy holds back ends the device agent with the question to ask
+    (:data:`CONFIRM_FIRST`): only the coordinator talks to the person.
+    """
+    read = [c for c in t.results("read_device") if c.args.get("device_id") == device and c.ok]
+    if not read:
+        return "read_device", {"device_id": device}
+    state, _, settable = (read[-1].result or "").partition(" Settings: ")
+    names = re.findall(r"(?:^|; )(\w+) \(", settable)
+    attribute = next((a for a in _SETTINGS.get(want.capability, ()) if a in names), None)
+    if attribute is None:
+        return f"{device} has no setting for {want.capability} (its settings: {', '.join(names) or 'none'})."
+    value = want.value
+    if want.factor is not None or want.delta is not None:
+        current = re.search(rf"\b{attribute} (-?[\d.]+)", state)
+        if current is None:
+            return f"the current {attribute} of {device} is unknown."
+        number = float(current.group(1))
+        value = round(number * want.factor if want.factor is not None else number + (want.delta or 0))
+    elif isinstance(value, float) and value.is_integer():
+        value = int(value)
+    call = {"device_id": device, "attribute": attribute, "value": value}
+    tried = [c for c in t.results("set_device") if c.args == call]
+    if not tried:
+        return "set_device", call
+    result = (tried[-1].result or "").removeprefix("Error: ")
+    if result.startswith("Confirmation needed:"):
+        asked = _SUGGESTED.search(result)
+        question = asked.group(1) if asked else f"Shall I set {attribute} of {device} to {value}?"
+        return "halt", {"message_to_user": CONFIRM_FIRST + question}
+    return result
+
+
 def device_step(t: Talk) -> Step:
     """The device agent's next call for the request in ``t``."""
     task = t.task
@@ -256,6 +301,12 @@ def device_step(t: Talk) -> Step:
             if doc is None:
                 failed = [c for c in t.results("get_capability_docs") if c.args.get("device_id") == device
                           and c.args.get("capability") == want.capability]
+                if failed and "none documented" in (failed[-1].result or "") and "set_device" in t.tools:
+                    step = _by_setting(t, device, want)  # no docs: the home's own read_device / set_device
+                    if isinstance(step, str):
+                        done.append(step)
+                        continue
+                    return step
                 if failed:
                     done.append(f"{device} cannot do that ({(failed[-1].result or '').removeprefix('Error: ')})")
                     continue
@@ -286,4 +337,5 @@ def device_step(t: Talk) -> Step:
             done.append((tried[-1].result or "").removeprefix("Error: "))
     switched = [c.result for c in t.results("execute_command") if c.ok and c.args.get("capability") == "switch"
                 and (c.result or "") not in done]
-    return "halt", {"message_to_user": "Done. " + " ".join(dict.fromkeys([*switched, *done]))}
+    refused = any(str(d).startswith("Refused by the home's safety policy") for d in done)
+    return "halt", {"message_to_user": ("" if refused else "Done. ") + " ".join(dict.fromkeys([*switched, *done]))}

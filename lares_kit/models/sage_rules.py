@@ -9,7 +9,8 @@ SAGE's tools, and each agent of the tree is told apart by its tools:
   game on", "something for the kids", "my usual temperature") ask the
   preference agent, then the TV guide, then hand a concrete task to the
   device agent; chained commands ("... and then ...") go one by one; a device
-  agent that asks "which one?" makes it ask the user and try again;
+  agent that asks "which one?" makes it ask the user and try again, and so
+  does one that says the home's safety policy needs the person's yes;
 * ``find_device`` + ``execute_command`` -> the **device agent**
   (:mod:`~lares_kit.models.sage_devices`);
 * ``create_condition`` -> the **condition agent**
@@ -26,8 +27,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..safety import is_yes
 from .sage_conditions import condition_step, is_persistent
-from .sage_devices import device_phrase, device_step
+from .sage_devices import CONFIRM_FIRST, device_phrase, device_step
 from .sage_reading import Talk, read_talk
 
 __all__ = ["sage_reply", "coordinator_step", "preference_step", "profile_facts", "chain"]
@@ -157,6 +159,16 @@ def _devices(t: Talk, requests: list[str]) -> Step:
             answer = (asked[-1].result or "").removeprefix("The user answered: ") if asked else ""
             if answer and asked[-1].ok and len(calls) == 1:
                 return "device_agent", {"request": f"{request} (the person means: {answer})"}
+        if result.startswith(CONFIRM_FIRST):  # the safety policy: only the coordinator asks the person
+            question = result.removeprefix(CONFIRM_FIRST)
+            asked = [c for c in t.results("ask_user") if c.args.get("question") == question]
+            if not asked and "ask_user" in t.tools and len(calls) == 1:
+                return "ask_user", {"question": question}
+            answer = (asked[-1].result or "").removeprefix("The user answered: ") if asked else ""
+            if asked and asked[-1].ok and is_yes(answer) and len(calls) == 1:
+                return "device_agent", {"request": f"{request} (the person confirmed: yes)"}
+            result = (f"I did not do it: the home's safety policy needs a clear yes from you first ({question})"
+                      if len(calls) == 1 else f"I did not do it: {result}")
         answers.append(result)
     return _halt(" ".join(answers))
 
