@@ -24,7 +24,13 @@ import time
 
 from lares_kit.bench import load_tasks, run_bench
 from lares_kit.bench.cli import LOCAL_SLICE, select_tasks
-from lares_kit.models.local import CONSTRAINED, LOCAL_MODELS, LocalStats, get_local_model, local_available
+from lares_kit.models.local import (
+    CONSTRAINED,
+    LOCAL_MODELS,
+    LocalStats,
+    get_local_model,
+    local_available,
+)
 
 
 def measure(tasks: list, agent: str, model: str) -> dict:

@@ -1,0 +1,228 @@
+"""What the local model reads and writes: the chat prompt, the schema of a valid call, and reading the reply.
+
+Part of the local model (:mod:`.local`); plain functions over Chat
+Completions request data, with no llama.cpp in sight, so they run (and are
+tested) without the ``[local]`` extra:
+
+* :func:`chat_messages` -- a request's messages as chat turns any template accepts, functions listed last;
+* :func:`call_schema` -- the JSON schema of one valid reply, which llama.cpp compiles into a grammar;
+* :func:`parse_call` and :func:`argument_problem` -- the call in a reply, and whether it is valid.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["MAX_TEXT", "argument_problem", "call_schema", "chat_messages", "offered", "parse_call"]
+
+MAX_TEXT = 200  # characters, for free-text arguments under the grammar, so a rambling model still closes its JSON
+
+
+# ------------------------------------------------------------------ the prompt
+def offered(tools: list[dict[str, Any]], tool_choice: Any) -> list[dict[str, Any]]:
+    """The functions (``tool["function"]``) a reply may call: the forced one, all of them, or none.
+
+    Examples:
+        >>> tools = [{"type": "function", "function": {"name": n}} for n in ("set_light", "halt")]
+        >>> [f["name"] for f in offered(tools, {"type": "function", "function": {"name": "halt"}})], offered(tools, "none")
+        (['halt'], [])
+    """
+    functions = [t["function"] for t in tools or []]
+    if isinstance(tool_choice, dict):
+        name = (tool_choice.get("function") or {}).get("name")
+        return [f for f in functions if f["name"] == name]
+    return [] if tool_choice == "none" else functions
+
+
+def _signature(fn: dict[str, Any]) -> str:
+    # One line per function, shorter than its JSON schema (a third of the tokens), e.g.
+    # set_light(light_id: "kitchen-light"|"office-light", on: boolean) - Switch a light on or off.
+    params = []
+    for name, spec in (fn.get("parameters") or {}).get("properties", {}).items():
+        if "enum" in spec:
+            kind = "|".join(json.dumps(v) for v in spec["enum"])
+        else:
+            kind = "|".join(spec["type"]) if isinstance(spec.get("type"), list) else str(spec.get("type", "value"))
+            kind += f" ({spec['description']})" if spec.get("description") and kind == "string" else ""
+        params.append(f"{name}: {kind}")
+    return f"{fn['name']}({', '.join(params)}) - {fn.get('description', '')}".strip(" -")
+
+
+def _instructions(functions: list[dict[str, Any]], forced: bool) -> str:
+    listing = "\n".join(_signature(f) for f in functions)
+    if forced:
+        name = functions[0]["name"]
+        return (f"Call the function {name} now.\n{listing}\nAnswer with the call and nothing else, as JSON: "
+                f'{{"name": "{name}", "arguments": {{...}}}}')
+    return (f"Functions you can call:\n{listing}\nAnswer with one function call and nothing else, as JSON: "
+            '{"name": "<function name>", "arguments": {...}}')
+
+
+def _one_line(text: str) -> str:
+    # JSON inside a system message (the world knowledge), re-written on one line: same data, fewer tokens.
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
+        return text
+    try:
+        return text[:start] + json.dumps(json.loads(text[start:end + 1])) + text[end + 1:]
+    except json.JSONDecodeError:
+        return text
+
+
+def _call_text(message: dict[str, Any]) -> str:
+    # An assistant turn as the model would have written it: its text, then each call as JSON.
+    parts = [message["content"]] if message.get("content") else []
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        try:
+            args = json.loads(fn.get("arguments") or "{}")
+        except json.JSONDecodeError:
+            args = fn.get("arguments")
+        parts.append(json.dumps({"name": fn.get("name"), "arguments": args}))
+    return "\n".join(parts)
+
+
+def chat_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                  tool_choice: Any = None) -> list[dict[str, Any]]:
+    """The request's messages as plain system/user/assistant turns any chat template accepts.
+
+    The leading system messages become one (JSON in them on one line);
+    tool results become user turns
+    ("Result of NAME: ..."); calls become the JSON the model is asked to
+    write; neighbours with the same role are joined (some templates insist
+    that user and assistant alternate). The function list goes *last*, so
+    the long shared beginning of every request stays the same.
+
+    Examples:
+        >>> tools = [{"type": "function", "function": {"name": "halt", "description": "Stop.",
+        ...           "parameters": {"type": "object", "properties": {}}}}]
+        >>> out = chat_messages([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
+        ...                     tools, "auto")
+        >>> [m["role"] for m in out], out[-1]["content"].splitlines()[2]
+        (['system', 'user'], 'Functions you can call:')
+    """
+    names: dict[str, str] = {}  # tool_call_id -> function name
+    turns: list[dict[str, str]] = []
+    for m in messages:
+        role, content = m.get("role"), m.get("content")
+        if isinstance(content, list):  # content parts: keep the text
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        if role in ("system", "developer"):
+            role, content = "system" if all(t["role"] == "system" for t in turns) else "user", _one_line(content or "")
+        elif role == "assistant":
+            for call in m.get("tool_calls") or []:
+                names[call.get("id", "")] = (call.get("function") or {}).get("name", "")
+            content = _call_text(m)
+        elif role in ("tool", "function"):
+            role, content = "user", f"Result of {names.get(m.get('tool_call_id', ''), m.get('name', 'the call'))}: {content}"
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"] += "\n\n" + (content or "")
+        else:
+            turns.append({"role": role, "content": content or ""})
+    functions = offered(tools or [], tool_choice)
+    if functions:
+        text = _instructions(functions, isinstance(tool_choice, dict))
+        if turns and turns[-1]["role"] == "user":
+            turns[-1]["content"] += "\n\n" + text
+        else:
+            turns.append({"role": "user", "content": text})
+    return turns
+
+
+# ------------------------------------------------------------------ the grammar
+def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
+    # Free-text strings get a length limit, so the grammar always lets the JSON close in time.
+    if schema.get("type") == "string" and "enum" not in schema:
+        return {**schema, "maxLength": min(schema.get("maxLength", MAX_TEXT), MAX_TEXT)}
+    if isinstance(schema.get("properties"), dict):
+        return {**schema, "properties": {k: _bounded(v) for k, v in schema["properties"].items()}}
+    return schema
+
+
+def call_schema(tools: list[dict[str, Any]], tool_choice: Any = "auto") -> dict[str, Any] | None:
+    """The JSON schema of one valid reply: ``{"name": ..., "arguments": ...}``, one branch per offered function.
+
+    None when no call is wanted (no tools, or ``tool_choice="none"``).
+
+    Examples:
+        >>> tools = [{"type": "function", "function": {"name": "set_light", "parameters": {"type": "object",
+        ...     "properties": {"on": {"type": "boolean"}}, "required": ["on"]}}}]
+        >>> call_schema(tools)["properties"]["name"]
+        {'const': 'set_light'}
+        >>> call_schema(tools, "none") is None
+        True
+    """
+    branches = [{"type": "object", "required": ["name", "arguments"], "additionalProperties": False,
+                 "properties": {"name": {"const": f["name"]},
+                                "arguments": _bounded({"type": "object", "properties": {}, "additionalProperties": False}
+                                                      | f.get("parameters", {}))}}
+                for f in offered(tools, tool_choice)]
+    if not branches:
+        return None
+    return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+
+# ------------------------------------------------------------------ the reply
+def parse_call(text: str) -> tuple[str, dict[str, Any]] | None:
+    """The first ``{"name": ..., "arguments": {...}}`` object in a reply, or None.
+
+    Also reads a list of calls (the first one), ``<tool_call>`` tags and
+    ``"parameters"`` for ``"arguments"``, as small models write them.
+
+    Examples:
+        >>> parse_call('Sure! {"name": "halt", "arguments": {"message_to_user": "Done."}}')
+        ('halt', {'message_to_user': 'Done.'})
+        >>> parse_call("<tool_call>[{\\"name\\": \\"look_with_robot\\"}]</tool_call>")
+        ('look_with_robot', {})
+        >>> parse_call("I would turn on the kitchen light.") is None
+        True
+    """
+    decoder = json.JSONDecoder()
+    for start, char in enumerate(text):
+        if char not in "{[":
+            continue
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        value = value[0] if isinstance(value, list) and value else value
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            args = value.get("arguments", value.get("parameters", {}))
+            return value["name"], args if isinstance(args, dict) else {"value": args}
+    return None
+
+
+_TYPES = {"string": str, "boolean": bool, "object": dict, "array": list, "integer": int, "number": (int, float)}
+
+
+def argument_problem(parameters: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """What makes ``arguments`` invalid for a function's ``parameters`` schema, or None.
+
+    Checks what the grammar enforces: required keys, no unknown keys, types
+    and enums. (Free-text length is not a validity rule.)
+
+    Examples:
+        >>> p = {"type": "object", "properties": {"light_id": {"type": "string", "enum": ["kitchen-light"]}},
+        ...      "required": ["light_id"]}
+        >>> argument_problem(p, {"light_id": "kitchen-light"}) is None
+        True
+        >>> argument_problem(p, {"light_id": "attic-light"})
+        "'light_id' must be one of ['kitchen-light']"
+    """
+    props = parameters.get("properties", {})
+    for key in parameters.get("required", []):
+        if key not in arguments:
+            return f"missing {key!r}"
+    for key, value in arguments.items():
+        spec = props.get(key)
+        if spec is None:
+            return f"unknown argument {key!r}"
+        kinds = spec.get("type") if isinstance(spec.get("type"), list) else [spec.get("type")]
+        known = [k for k in kinds if k in _TYPES]
+        if known and not any(isinstance(value, _TYPES[k]) and not (isinstance(value, bool) and k in ("integer", "number"))
+                             for k in known):
+            return f"{key!r} must be a {' or '.join(known)}"
+        if "enum" in spec and value not in spec["enum"]:
+            return f"{key!r} must be one of {spec['enum']}"
+    return None
