@@ -46,18 +46,19 @@ from ..users import NoUser
 from .function_calling import run_function_calling
 from .shared import AgentRun
 
-__all__ = ["run_sage", "SageTree", "COORDINATOR_PROMPT", "SUB_AGENTS", "SUB_AGENT_MAX_STEPS", "UNDOCUMENTED"]
+__all__ = ["run_sage", "SageTree", "COORDINATOR_PROMPT", "SUB_AGENTS", "SUB_AGENT_MAX_STEPS", "UNDOCUMENTED", "CONFIRM_PROMPT"]
 
 COORDINATOR_PROMPT = (
     "You are SAGE, the assistant of a smart home. You do not see the devices directly: hand device work to "
     "device_agent, questions about what the person likes or asked before to preference_agent, and anything that "
     "should happen later, when something happens (\"when I open the fridge...\"), to condition_agent. tv_guide "
     "and weather answer what is on and what the weather is. Work out concrete values before you hand a task on "
-    "(which team, which channel, which temperature). Ask the user only when a device or wish is truly ambiguous, "
-    "or when the device agent says the home's safety policy needs the person's confirmation: ask its question "
-    "with ask_user and, after a clear yes, hand the same task on again. "
+    "(which team, which channel, which temperature). Ask the user only when a device or wish is truly ambiguous. "
     "Call halt with a short answer for the person when the request is done or cannot be done."
 )
+# Added to the coordinator's prompt in a home with a safety policy (a home without one keeps the prompt above).
+CONFIRM_PROMPT = (" When the device agent says the home's safety policy needs the person's confirmation, ask its "
+                  "question with ask_user and, after a clear yes, hand the same task on again.")
 GOAL = "Carry out the request that follows, one tool call at a time. You are talking to {person}."
 
 # sub-agent -> (its role prompt, its tools). Each ends with halt, whose message is its answer.
@@ -186,7 +187,7 @@ def run_sage(run: AgentRun) -> None:
     run.toolbox = Toolbox(run.home, tools=_tools(tree), user=run.toolbox.user, memory=memory, monitor=tree.monitor,
                           source=run.toolbox.source, safety=run.toolbox.safety)  # keep who is speaking
     run.episode.knowledge = "none"  # SAGE reads the home through its tools, not a state dump
-    run.episode.system_prompt = COORDINATOR_PROMPT
+    run.episode.system_prompt = COORDINATOR_PROMPT + (CONFIRM_PROMPT if run.toolbox.safety else "")
     run.episode.goal_prompt = GOAL.format(person=memory.user or "a resident")
     tools = run.toolbox.schemas()
     for turn in range(1, run.max_steps + 1):
