@@ -29,4 +29,5 @@ EXERCISES = [
     "09_react_parser",
     "10_memory_by_date",
     "13_safe_condition",
+    "15_refusal",
 ]
