@@ -207,6 +207,33 @@ def execute_command(home: Home, device_id: DeviceId, capability: str, command: s
         ...
         lares_kit.tools.ToolError: tvChannel has no command 'setChannel'. Did you mean 'setTvChannel'? Its commands: setTvChannel(channel).
     """
+    dev, update = command_update(home, device_id, capability, command, arguments)
+    if capability in ("tvChannel", "mediaInputSource") and dev.state.get("on") is False:
+        # A TV that is off shows nothing: say how to fix it rather than pretend.
+        raise ToolError(f"{dev.id} is off, so it cannot change {capability}; switch it on first "
+                        f"(capability switch, command on).")
+    changes = {a: v for a, v in update.items() if dev.state.get(a) != v}
+    if not changes:
+        now = ", ".join(f"{a} is {_value_words(v)}" for a, v in update.items())
+        return f"{dev.id}: {now} already; nothing changed."
+    before = {a: dev.state.get(a) for a in changes}
+    home.update_device(dev.id, changes)
+    return f"{dev.id}: " + ", ".join(f"{a} is now {_value_words(v)} (was {_value_words(before[a])})"
+                                     for a, v in changes.items()) + "."
+
+
+def command_update(home: Home, device_id: str, capability: str, command: str,
+                   arguments: dict | None = None) -> tuple[Device, dict[str, Any]]:
+    """The device and the state update a command would make, checked against its document; raises ToolError.
+
+    Shared by :func:`execute_command` and the safety policy, which must judge a
+    command by what it would change before it runs.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> command_update(load_world("sage-home"), "fireplace-strip", "switchLevel", "setLevel", {"level": 30})[1]
+        {'level': 30}
+    """
     dev = _device(home, device_id)
     doc = _capability(home, dev, capability)
     commands = doc.get("commands") or {}
@@ -229,18 +256,7 @@ def execute_command(home: Home, device_id: DeviceId, capability: str, command: s
         if allowed:
             raise ToolError(f"{given[name]!r} is not a valid {attr} for {dev.id}: use {allowed}.")
         update[attr] = value
-    if capability in ("tvChannel", "mediaInputSource") and dev.state.get("on") is False:
-        # A TV that is off shows nothing: say how to fix it rather than pretend.
-        raise ToolError(f"{dev.id} is off, so it cannot change {capability}; switch it on first "
-                        f"(capability switch, command on).")
-    changes = {a: v for a, v in update.items() if dev.state.get(a) != v}
-    if not changes:
-        now = ", ".join(f"{a} is {_value_words(v)}" for a, v in update.items())
-        return f"{dev.id}: {now} already; nothing changed."
-    before = {a: dev.state.get(a) for a in changes}
-    home.update_device(dev.id, changes)
-    return f"{dev.id}: " + ", ".join(f"{a} is now {_value_words(v)} (was {_value_words(before[a])})"
-                                     for a, v in changes.items()) + "."
+    return dev, update
 
 
 DEVICE_API_TOOLS: list[Callable[..., str]] = [list_devices, get_capability_docs, get_attribute, execute_command]

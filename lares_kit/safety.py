@@ -233,6 +233,17 @@ def change_of(home: Home, tool: str, args: dict[str, Any]) -> Change | None:
             return None
         on = args.get("on") if tool == "set_light" else not dev.state.get("on")
         return Change(dev.id, "light", dev.name.lower(), "on", on)
+    if tool == "execute_command":  # the SAGE device API: judge the command by the state it would set
+        from .device_api import command_update  # device_api imports tools, which imports this module
+        from .tools import ToolError
+
+        try:
+            dev, update = command_update(home, str(args.get("device_id")), str(args.get("capability")),
+                                         str(args.get("command")), args.get("arguments") or {})
+        except (ToolError, AttributeError, TypeError):
+            return None  # the tool itself explains the mistake
+        changed = [a for a, v in update.items() if dev.state.get(a) != v] or list(update)
+        return Change(dev.id, dev.type, dev.name.lower(), changed[0], update[changed[0]]) if changed else None
     return None
 
 

@@ -98,6 +98,23 @@ def test_the_toolbox_blocks_until_the_user_confirms():
     assert home.devices["front-door-lock"].state["locked"] is False
 
 
+def test_the_device_api_command_is_judged_by_the_state_it_would_set():
+    # SAGE's execute_command must not be a way around the policy.
+    from lares_kit.device_api import DEVICE_API_TOOLS
+    from lares_kit.tools import default_tools
+
+    home = load_world("sage-home")
+    home.extra["policy"] = load_world("townhouse").extra["policy"]
+    box = Toolbox(home, tools=default_tools(home) + DEVICE_API_TOOLS, user=ScriptedUser(answers=["yes"]))
+    unlock = {"device_id": "front-door-lock", "capability": "lock", "command": "unlock"}
+    blocked = box.dispatch("execute_command", unlock)
+    assert not blocked.ok and "front-door-lock" in blocked.text
+    assert home.devices["front-door-lock"].state["locked"] is True
+    assert box.dispatch("ask_user", {"question": "Shall I unlock the front door lock?"}).ok
+    assert box.dispatch("execute_command", unlock).ok
+    assert home.devices["front-door-lock"].state["locked"] is False
+
+
 def test_an_untrusted_source_cannot_confirm_for_itself():
     home = load_world("townhouse")
     box = Toolbox(home, user=ScriptedUser(answers=["Yes!"]), source="letterbox")
