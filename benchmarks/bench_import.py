@@ -8,7 +8,8 @@ Measured in one run:
   says what the toolkit adds on top of it (DESIGN.md: openai, matplotlib and
   ipywidgets are imported lazily);
 * **notebooks**: every ``notebooks/*.ipynb`` run by nbval exactly as
-  ``tests/test_notebooks.py`` runs them, on a copy in a temporary folder (the
+  ``tests/test_notebooks.py`` runs them (its ``LOCAL_NOTEBOOKS``, which need a
+  real local model, left out as there), on a copy in a temporary folder (the
   saved notebooks are never re-written). ``--no-notebooks`` skips it.
 
     .venv/bin/python benchmarks/bench_import.py [--repeat N] [--no-notebooks]
@@ -17,7 +18,9 @@ Measured in one run:
 from __future__ import annotations
 
 import argparse
+import ast
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -40,12 +43,20 @@ def process_seconds(code: str, repeat: int) -> float:
     return statistics.median(times)
 
 
+def local_notebooks() -> set[str]:
+    """The notebooks the test leaves out of its timed run (they run a real local model: minutes)."""
+    text = (ROOT / "tests" / "test_notebooks.py").read_text(encoding="utf-8")
+    m = re.search(r"^LOCAL_NOTEBOOKS\s*=\s*(\{.*?\})", text, re.M)
+    return set(ast.literal_eval(m.group(1))) if m else set()
+
+
 def notebooks_seconds() -> tuple[float, int, bool]:
-    """Run nbval over a copy of every notebook; (seconds, notebooks, passed)."""
+    """Run nbval over a copy of every notebook the test times; (seconds, notebooks, passed)."""
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "notebooks"
         shutil.copytree(ROOT / "notebooks", copy)
-        notebooks = sorted(copy.glob("*.ipynb"))
+        skip = local_notebooks()
+        notebooks = sorted(p for p in copy.glob("*.ipynb") if p.stem not in skip)
         env = {**os.environ, "LARES_PROGRESS": "0", "TQDM_DISABLE": "1", "LARES_MODEL": "offline",
                "PYTHONPATH": str(ROOT)}
         env.pop("MPLBACKEND", None)
