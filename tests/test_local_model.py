@@ -180,7 +180,7 @@ def test_kitchen_scenario_constrained_every_reply_is_a_valid_call():
     episode = run_agent("turn on the light in the kitchen", load_world("lares-home"), agent="function-calling",
                         model=CONSTRAINED, max_steps=3)
     stats = get_local_model().stats[CONSTRAINED]
-    assert episode.status in ("done", "step_limit") and episode.error is None
+    assert episode.status in ("done", "step_limit") and not episode.error
     assert stats.requests == len(episode.llm_calls) and stats.valid_calls == stats.requests
     assert not [s for s in episode.steps if s.kind == "error"]  # no reply without a usable call
     assert stats.tokens_per_second > 0
