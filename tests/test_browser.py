@@ -100,6 +100,9 @@ def _room(page, room: str):
 def test_dog_search_in_the_page_lights_the_bedroom(page, tmp_path):
     from playwright.sync_api import expect
 
+    # The agent runs in the kernel; on a loaded 2-core machine a search takes seconds, not the default 5.
+    expect.set_options(timeout=TIMEOUT_MS)
+
     expect(_room(page, "bedroom")).to_have_attribute("data-lit", "false")
     _run(page, "turn on the light for my dog")
     expect(page.locator('.lares-status[data-status="done"]')).to_be_visible()
@@ -115,6 +118,9 @@ def test_dog_search_in_the_page_lights_the_bedroom(page, tmp_path):
 
 def test_daytime_question_is_answered_in_the_page(page, tmp_path):
     from playwright.sync_api import expect
+
+    # The agent runs in the kernel; on a loaded 2-core machine a search takes seconds, not the default 5.
+    expect.set_options(timeout=TIMEOUT_MS)
 
     _run(page, "set the office light depending on whether it's daytime")
     question = page.locator(".lares-question")
