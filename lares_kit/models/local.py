@@ -193,26 +193,22 @@ class LocalModel:
         text = out["choices"][0]["message"].get("content") or ""
         finish, usage = out["choices"][0].get("finish_reason") or "stop", dict(out["usage"])
         calls: list[tuple[str, dict[str, Any]]] = []
-        functions = {f["name"]: f for f in (t["function"] for t in _offered_tools(tools, choice))}
+        functions = {f["name"]: f for f in offered(tools, choice)}
         if functions:
             call = parse_call(text)
             if call is not None:
                 calls = [call]
         valid = bool(calls) and calls[0][0] in functions and \
             argument_problem(functions[calls[0][0]].get("parameters", {}), calls[0][1]) is None
-        stats = self.stats.setdefault(body["model"], LocalStats())
-        stats.requests += bool(functions)
-        stats.valid_calls += bool(functions) and valid
-        stats.prompt_tokens += usage.get("prompt_tokens", 0)
-        stats.completion_tokens += usage.get("completion_tokens", 0)
-        stats.seconds += seconds
-        stats.decode_seconds += decode if decode is not None else seconds
+        with self._lock:  # the benchmark's threads share this model
+            stats = self.stats.setdefault(body["model"], LocalStats())
+            stats.requests += bool(functions)
+            stats.valid_calls += bool(functions) and valid
+            stats.prompt_tokens += usage.get("prompt_tokens", 0)
+            stats.completion_tokens += usage.get("completion_tokens", 0)
+            stats.seconds += seconds
+            stats.decode_seconds += decode if decode is not None else seconds
         return (None if calls else text), calls, ("tool_calls" if calls else finish), usage
-
-
-def _offered_tools(tools: list[dict[str, Any]], tool_choice: Any) -> list[dict[str, Any]]:
-    names = {f["name"] for f in offered(tools, tool_choice)}
-    return [t for t in tools if t["function"]["name"] in names]
 
 
 def _decode_seconds(llama: Any) -> float | None:
