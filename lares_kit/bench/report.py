@@ -84,7 +84,7 @@ def _fmt(value: Any, kind: str) -> str:
     return f"{value:.1f}" if kind == "one" else f"{value:.2f}"
 
 
-COLUMNS = [("category", "category", 14, "text"), ("episodes", "n", 4, "int"), ("success_rate", "success", 8, "pct"),
+COLUMNS = [("category", "category", 19, "text"), ("episodes", "n", 4, "int"), ("success_rate", "success", 8, "pct"),
            ("steps_per_oracle", "steps/oracle", 13, "ratio"), ("llm_calls", "llm calls", 10, "one"),
            ("prompt_tokens", "prompt tok", 11, "int"), ("completion_tokens", "compl tok", 10, "int"),
            ("seconds", "seconds", 8, "two")]
