@@ -30,6 +30,7 @@ reads the reply. Neither imports the home, the tools or the agents;
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
 import os
@@ -223,6 +224,15 @@ def _decode_seconds(llama: Any) -> float | None:
 
 _MODELS: dict[str, LocalModel] = {}
 _MODELS_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    # Free llama.cpp while the interpreter is whole: at shutdown Llama.__del__ finds its bindings gone
+    # and prints "Exception ignored in: <function Llama.__del__ ...>".
+    for model in _MODELS.values():
+        model.llama.close()
+    _MODELS.clear()
 
 
 def get_local_model(path: str | os.PathLike[str] | None = None) -> LocalModel:
