@@ -164,6 +164,7 @@ class LocalModel:
         threads = threads or default_threads()
         self.llama = Llama(str(self.path), n_ctx=n_ctx, seed=SEED, n_threads=threads, n_threads_batch=threads,
                            verbose=False)
+        _LLAMAS.append(self.llama)  # every instance, shared or not, is freed at exit
         self.stats: dict[str, LocalStats] = {name: LocalStats() for name in LOCAL_MODELS}
         self._lock = threading.Lock()
 
@@ -224,14 +225,16 @@ def _decode_seconds(llama: Any) -> float | None:
 
 _MODELS: dict[str, LocalModel] = {}
 _MODELS_LOCK = threading.Lock()
+_LLAMAS: list[Any] = []  # every llama_cpp.Llama this process made
 
 
 @atexit.register
 def _close_models() -> None:
     # Free llama.cpp while the interpreter is whole: at shutdown Llama.__del__ finds its bindings gone
     # and prints "Exception ignored in: <function Llama.__del__ ...>".
-    for model in _MODELS.values():
-        model.llama.close()
+    for llama in _LLAMAS:
+        llama.close()
+    _LLAMAS.clear()
     _MODELS.clear()
 
 
