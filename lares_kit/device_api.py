@@ -24,12 +24,12 @@ Result shapes the offline model reads (:mod:`lares_kit.models.sage_rules`):
 from __future__ import annotations
 
 import copy
-import difflib
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable
 
 from .devices import attributes_of, check_value
+from .errors import choices, did_you_mean
 from .home import Device, Home
 from .schema import DeviceId
 from .tools import ToolError
@@ -71,23 +71,19 @@ def device_capabilities(home: Home, device_id: str) -> list[str]:
     return [c for c in device_extras(home, device_id).get("docs", []) if c in _library()]
 
 
-def _closest(word: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(str(word), options, n=1, cutoff=0.6)
-    return f" Did you mean {close[0]!r}?" if close else ""
-
-
 def _device(home: Home, device_id: str) -> Device:
     dev = home.devices.get(device_id)
     if dev is not None:
         return dev
     ids = list(home.devices)
-    raise ToolError(f"No device has the id {device_id!r}.{_closest(device_id, ids)} Devices: {', '.join(ids)}.")
+    raise ToolError(f"No device has the id {device_id!r}.{did_you_mean(device_id, ids)} "
+                    f"{choices('Devices', device_id, ids)}")
 
 
 def _capability(home: Home, dev: Device, capability: str) -> dict[str, Any]:
     caps = device_capabilities(home, dev.id)
     if capability not in caps:
-        raise ToolError(f"{dev.id} has no capability {capability!r}.{_closest(capability, caps)} "
+        raise ToolError(f"{dev.id} has no capability {capability!r}.{did_you_mean(capability, caps)} "
                         f"Its capabilities: {', '.join(caps) or 'none documented'}.")
     return _library()[capability]
 
@@ -178,7 +174,7 @@ def get_attribute(home: Home, device_id: DeviceId, attribute: str) -> str:
     dev = _device(home, device_id)
     if attribute not in dev.state:
         attrs = list(dev.state)
-        raise ToolError(f"{dev.id} has no attribute {attribute!r}.{_closest(attribute, attrs)} "
+        raise ToolError(f"{dev.id} has no attribute {attribute!r}.{did_you_mean(attribute, attrs)} "
                         f"Its attributes: {', '.join(attrs)}.")
     return f"The {attribute} of {dev.id} is {_value_words(dev.state[attribute])} ({_range(dev, attribute)})."
 
@@ -239,7 +235,7 @@ def command_update(home: Home, device_id: str, capability: str, command: str,
     commands = doc.get("commands") or {}
     if command not in commands:
         listed = ", ".join(f"{n}({', '.join(c.get('args') or {})})" for n, c in commands.items())
-        raise ToolError(f"{capability} has no command {command!r}.{_closest(command, list(commands))} "
+        raise ToolError(f"{capability} has no command {command!r}.{did_you_mean(command, list(commands))} "
                         f"Its commands: {listed or 'none, it can only be read'}.")
     cmd = commands[command]
     wanted = cmd.get("args") or {}

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from .device_api import device_extras
+from .errors import choices
 from .home import Device, Home
 
 __all__ = ["Match", "rank_devices", "find_device", "KIND_WORDS"]
@@ -125,7 +126,7 @@ def find_device(home: Home, description: str) -> str:
     """
     ranked = rank_devices(home, description)
     if not ranked:
-        return (f"No device matches {description!r}. Devices: {', '.join(home.devices)}; "
+        return (f"No device matches {description!r}. {choices('Devices', description, list(home.devices))} "
                 "list_devices says where each one is.")
     wants_all = bool(re.search(r"\b(all|every|both)\b", description.lower()))
     top = [m for m in ranked if m.score == ranked[0].score]

@@ -27,12 +27,12 @@ plugs its own loop in there).
 
 from __future__ import annotations
 
-import difflib
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
+from .errors import choices, did_you_mean
 from .home import Home
 from .sandbox import ConditionError, Limits, Sandbox, check_condition
 from .tools import ToolError
@@ -273,9 +273,7 @@ class Monitor:
         if condition_id in self.conditions:
             return self.conditions[condition_id]
         ids = list(self.conditions)
-        close = difflib.get_close_matches(str(condition_id), ids, n=1, cutoff=0.6)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConditionError(f"There is no condition {condition_id!r}.{hint} "
+        raise ConditionError(f"There is no condition {condition_id!r}.{did_you_mean(condition_id, ids)} "
                              f"Conditions: {', '.join(ids) or 'none yet'}.")
 
     def _free_id(self, name: str) -> str:
@@ -291,10 +289,8 @@ class Monitor:
             dev = self.home.devices.get(device_id)
             if dev is None:
                 ids = list(self.home.devices)
-                close = difflib.get_close_matches(device_id, ids, n=1, cutoff=0.6)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
-                raise ConditionError(f"The condition reads a device {device_id!r} that is not in the home.{hint} "
-                                     f"Devices: {', '.join(ids)}.")
+                raise ConditionError(f"The condition reads a device {device_id!r} that is not in the home."
+                                     f"{did_you_mean(device_id, ids)} {choices('Devices', device_id, ids)}")
             if attribute is not None and attribute not in dev.state:
                 raise ConditionError(f"The condition reads {attribute!r} of {device_id!r}, which it does not have; "
                                      f"{device_id} has: {', '.join(dev.state) or 'nothing to read'}.")

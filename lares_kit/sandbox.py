@@ -503,7 +503,10 @@ def _compile(checked: CheckedCondition, limits: Limits) -> tuple[Any, list]:
         if device_id not in states:
             close = difflib.get_close_matches(str(device_id), list(states), n=1, cutoff=0.6)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise _DeviceError(f"There is no device {device_id!r}.{hint} Devices: {', '.join(states)}.")
+            # Only the closest few in a big home (as lares_kit.errors.choices; this module is stdlib-only).
+            listed = (", ".join(states) if len(states) <= 30 else "the 30 closest of %d: %s" % (
+                len(states), ", ".join(difflib.get_close_matches(str(device_id), list(states), n=30, cutoff=0))))
+            raise _DeviceError(f"There is no device {device_id!r}.{hint} Devices: {listed}.")
         return states[device_id]
 
     def get(device_id: str, attribute: str) -> Any:

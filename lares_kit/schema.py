@@ -54,7 +54,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     text = inspect.cleandoc(doc or "")
     body, _, rest = text.partition("\nArgs:")
     args: dict[str, str] = {}
-    current = None
+    current, args_indent = None, 0
     for line in rest.splitlines():
         if not line.strip():
             continue

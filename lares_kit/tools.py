@@ -27,7 +27,6 @@ observation says what to ask (see :mod:`lares_kit.safety`).
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import json
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from typing import Any, Callable
 
 from .home import Home
 from .devices import Attribute, attributes_of, check_value
+from .errors import choices, did_you_mean
 from .schema import DeviceId, LightId, RoomId, ToolName, check_arguments, tool_schema
 from .users import NoAnswer, NoUser, User
 
@@ -48,24 +48,19 @@ class ToolError(Exception):
 
 
 # ------------------------------------------------------------------- helpers
-def _closest(word: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    return f" Did you mean {close[0]!r}?" if close else ""
-
-
 def _light(home: Home, light_id: str):
     dev = home.devices.get(light_id)
     if dev is not None and dev.type == "light":
         return dev
     lights = [d.id for d in home.lights()]
     if dev is not None:
-        raise ToolError(f"{light_id!r} is a {dev.type}, not a light. Lights: {', '.join(lights)}.")
+        raise ToolError(f"{light_id!r} is a {dev.type}, not a light. {choices('Lights', light_id, lights)}")
     if light_id in home.graph:  # a room id where a light id was expected
         in_room = [d.id for d in home.devices_in(light_id, "light")]
         if in_room:
             raise ToolError(f"{light_id!r} is a room, not a light; its light is {in_room[0]!r}.")
-    raise ToolError(f"No light found with the ID {light_id!r}.{_closest(light_id, lights)} "
-                    f"Lights: {', '.join(lights)}.")
+    raise ToolError(f"No light found with the ID {light_id!r}.{did_you_mean(light_id, lights)} "
+                    f"{choices('Lights', light_id, lights)}")
 
 
 def _light_sentence(home: Home, dev) -> str:
@@ -79,7 +74,8 @@ def _room(home: Home, room_id: str) -> str:
     if room_id in home.graph:
         return room_id
     rooms = list(home.graph.nodes)
-    raise ToolError(f"There is no room with the ID {room_id!r}.{_closest(room_id, rooms)} Rooms: {', '.join(rooms)}.")
+    raise ToolError(f"There is no room with the ID {room_id!r}.{did_you_mean(room_id, rooms)} "
+                    f"{choices('Rooms', room_id, rooms)}")
 
 
 # --------------------------------------------------------------------- tools
@@ -155,8 +151,8 @@ def _device(home: Home, device_id: str):
     dev = home.devices.get(device_id)
     if dev is None:
         ids = list(home.devices)
-        raise ToolError(f"No device found with the ID {device_id!r}.{_closest(device_id, ids)} "
-                        f"Devices: {', '.join(ids)}.")
+        raise ToolError(f"No device found with the ID {device_id!r}.{did_you_mean(device_id, ids)} "
+                        f"{choices('Devices', device_id, ids)}")
     return dev
 
 
@@ -348,8 +344,9 @@ class Toolbox:
         """Run one call from the model; bad input becomes an error observation."""
         fn = next((f for f in self.tools if f.__name__ == name), None)
         if fn is None:
-            hint = _closest(str(name), self.names)
-            return Observation(str(name), None, f"There is no tool called {name!r}.{hint} Tools: {', '.join(self.names)}.", ok=False)
+            hint = did_you_mean(name, self.names)
+            return Observation(str(name), None, f"There is no tool called {name!r}.{hint} "
+                               f"{choices('Tools', name, self.names)}", ok=False)
         args = _parse_arguments(arguments)
         if isinstance(args, str):
             return Observation(name, None, f"The arguments for {name} are not valid JSON ({args}). "

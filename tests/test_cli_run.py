@@ -76,7 +76,7 @@ def test_the_person_at_the_terminal_is_asked(capsys, monkeypatch):
     code = main(["run", "set the office light depending on whether it's daytime", "--json"])
     captured = capsys.readouterr()
     data = json.loads(captured.out)  # the question went to stderr, stdout is only the object
-    assert "[the agent asks]" in captured.err and data["state"]["office-light"] == {"on": True}
+    assert code == 0 and "[the agent asks]" in captured.err and data["state"]["office-light"] == {"on": True}
 
 
 def test_transcript_without_json(capsys):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from lares_kit import load_world, run_agent
-from lares_kit.bench.checks import Outcome, run_checks
 from lares_kit.bench.events import Event, play_events
 from lares_kit.bench.runner import run_bench
 from lares_kit.bench.tasks import load_suite

@@ -122,3 +122,29 @@ robot: {id: robot, room: hall}
     assert "'temperature' can be read but not set" in ro.text
     assert "temperature 17.5" in box.dispatch("read_device", {"device_id": "hall-thermostat"}).text
     assert "Did you mean 'hall-thermostat'?" in box.dispatch("read_device", {"device_id": "hall-thermostat2"}).text
+
+
+def test_error_sentences_in_a_big_home_list_only_the_closest_names():
+    """5,000 devices: an unknown id names the closest 30 and the count, not all 5,000 (some 25,000 tokens)."""
+    from lares_kit.errors import LIST_AT_MOST
+    from lares_kit.generate import generate_home
+
+    home = generate_home(devices=5000, seed=1)
+    box = Toolbox(home, tools=default_tools(home))
+    cases = [("set_light", {"light_id": "office-12-lihgt", "on": True}, "Lights", 1000),
+             ("read_device", {"device_id": "office-3-thermostatt"}, "Devices", 5000),
+             ("move_robot", {"destination_room_id": "office-1x"}, "Rooms", 1000)]
+    texts = {}
+    for tool, args, label, total in cases:
+        obs = texts[tool] = box.dispatch(tool, args)
+        assert not obs.ok and len(obs.text) < 1200, obs.text
+        listed = obs.text.split(f"{label} (the {LIST_AT_MOST} closest of {total}): ", 1)[1].rstrip(".").split(", ")
+        assert len(listed) == LIST_AT_MOST and set(listed) <= set(home.devices) | set(home.graph)
+    # The closest comes first, and a typo's intended id is there.
+    obs = texts["read_device"]
+    assert "Did you mean 'office-3-thermostat'?" in obs.text and "closest of 5000): office-3-thermostat," in obs.text
+
+
+def test_error_sentences_in_a_small_home_still_list_every_name(box):
+    obs = box.dispatch("set_light", {"light_id": "attic-light", "on": True})
+    assert obs.text.endswith("Lights: " + ", ".join(d.id for d in box.home.lights()) + ".")
