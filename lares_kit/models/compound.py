@@ -102,9 +102,31 @@ def split_tasks(instruction: str) -> list[str]:
         ['Turn on the light in office 1', 'open the window in meeting room 3', 'switch the fan on']
         >>> split_tasks("turn on the lights in office 2 and office 5")
         ['turn on the lights in office 2 and office 5']
+        >>> split_tasks("turn the kitchen light off and the bedroom light on")
+        ['turn the kitchen light off', 'turn the bedroom light on']
+        >>> split_tasks("put the corridor light and the bathroom light on")
+        ['put the corridor light and the bathroom light on']
     """
     parts = _SPLIT.split(instruction.strip().rstrip(".!"))
-    return [p.strip() for p in parts if p and p.strip()]
+    return [c for p in parts if p and p.strip() for c in _shared_verb(p.strip())]
+
+
+# "turn the kitchen light off and the bedroom light on": one verb, each part with its own on/off.
+_SHARED_VERB = re.compile(r"^((?:please\s+)?(?:turn|switch|put))\s+(.+)$", re.IGNORECASE)
+_PARTICLE_END = re.compile(r"\s(?:on|off)$", re.IGNORECASE)
+
+
+def _shared_verb(clause: str) -> list[str]:
+    """A clause whose later parts each end in on/off, as one clause per part (else the clause alone)."""
+    m = _SHARED_VERB.match(clause)
+    if not m:
+        return [clause]
+    parts = re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", m.group(2))
+    # Every part has its own on/off ("the corridor light and the bathroom light on" is one clause).
+    if len(parts) < 2 or not re.match(r"(?:on|off)\s", parts[0], re.IGNORECASE) and not _PARTICLE_END.search(
+            parts[0]) or not all(_PARTICLE_END.search(p) for p in parts[1:]):
+        return [clause]
+    return [f"{m.group(1)} {p}" for p in parts]
 
 
 def recognise_compound(b: Beliefs) -> Goal | None:

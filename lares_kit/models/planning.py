@@ -21,6 +21,7 @@ from typing import Any
 from .comfort import comfort_step, recognise_comfort
 from .compound import contradiction_step, recognise_compound
 from .confirming import confirmation_step
+from .hazards import recognise_hazard
 from .live_context import live_context_step
 from .reading import Beliefs, norm
 from .remembering import memory_step, recognise_memory
@@ -281,9 +282,10 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
     fetch = live_context_step(b, can)  # overview knowledge: ask for the states first (.live_context)
     if fetch is not None:
         return [Intention(*fetch)]
-    # The instruction shapes of the smart-building paper first (memory, comfort, several tasks,
+    # A request that would endanger someone is refused first (.hazards); then the instruction shapes of
+    # the smart-building paper (memory, comfort, several tasks,
     # contradictions, small talk), then the single commands, searches and questions of Lares.
-    goal = recognise_memory(b) or recognise_comfort(b) or recognise_compound(b) or understand(b)
+    goal = recognise_memory(b) or recognise_hazard(b) or recognise_comfort(b) or recognise_compound(b) or understand(b)
     if goal.kind in ("remember", "usual", "comfort", "contradiction"):
         return _step(b, goal, can)
     if goal.kind == "chat":
