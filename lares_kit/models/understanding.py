@@ -103,6 +103,16 @@ def describe(b: Beliefs, dev_id: str) -> str:
     return f"the {dev.name.lower()} in the {room}" if room else f"the {dev.name.lower()} ({dev.id})"
 
 
+WHICH_ONE = "Which one do you mean: "
+
+
+def which_one(b: Beliefs, devices: list[Dev]) -> str:
+    """The question for several devices that fit: "Which one do you mean: the floor lamp in the Living room, ...?"."""
+    names = [describe(b, d.id) for d in devices]
+    listed = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
+    return f"{WHICH_ONE}{listed}?"
+
+
 def _room_phrases(b: Beliefs) -> dict[str, set[str]]:
     return {r.id: {words_of(r.name), words_of(r.id), *map(words_of, r.aliases)} for r in b.rooms.values()}
 
@@ -173,9 +183,24 @@ def _devices_for(text: str, b: Beliefs, rooms: list[str], rest: str) -> tuple[li
     best = max(scores.values(), default=0)
     pool = [d for d in b.devices.values() if not rooms or d.room in rooms]
     specific = [d for d in pool if best and scores[d.id] == best]
+    plural = re.search(r"\b(all|every|each|everything|everywhere|whole|both)\b|\b(lights|lamps)\b", text)
+    if len(specific) > 1 and not plural:
+        # Narrow a tie: the devices that can do what is asked ("lock" -> the ones with a lock), then the ones
+        # whose name has more of the words than those counted already (the "entrance door", though "entrance"
+        # also names a room).
+        able = [d for d in specific if _value_for(rest, d)]
+        specific = able or specific
+        said = set(rest.split()) - STOP
+        named = {d.id: len((set(words_of(d.name).split()) & said) - _distinct(b, d)) for d in specific}
+        specific = [d for d in specific if named[d.id] == max(named.values())]
     if specific:
+        # "the lamp" with three lamps: the same words fit several and nothing picks one -> ask which.
+        fits = {frozenset(_distinct(b, d) & set(rest.split())) for d in specific}
+        per_room = [d.room for d in specific]
+        if len(specific) > 1 and len(fits) == 1 and not plural and (
+                not rooms or len(set(per_room)) < len(per_room)):
+            return [], "clarify:" + which_one(b, specific)
         return specific, ""
-    plural = re.search(r"\b(all|every|each|everything|everywhere|whole)\b|\b(lights|lamps)\b", text)
     if kinds:
         pool = [d for d in pool if d.type in kinds or not d.type and "light" in kinds]
     elif re.search(r"\b(on|off)\b", text):
@@ -183,8 +208,10 @@ def _devices_for(text: str, b: Beliefs, rooms: list[str], rest: str) -> tuple[li
     else:
         pool = []
     if len(pool) > 1 and not plural:
-        literal = [d for d in pool if set(words_of(d.name).split()) & set(rest.split())]
+        literal = [d for d in pool if set(words_of(d.name).split()) - {"light", "lights"} & set(rest.split())]
         pool = literal or pool
+        if rooms and not literal and len({d.room for d in pool}) < len(pool):
+            return [], "clarify:" + which_one(b, pool)  # a lamp and a ceiling light in "the bedroom"
         if rooms or len({d.room for d in pool}) == 1:
             pool = [next(d for d in pool if d.room == room) for room in dict.fromkeys(d.room for d in pool)]
         else:
@@ -239,7 +266,8 @@ def understand(b: Beliefs) -> Goal:
         [Change(device='k', attribute='on', value=True)]
     """
     clarified = [a for q, a in b.answers if q.startswith("Which room do you mean")]
-    text = words_of(" ".join([b.instruction, *(f"in the {a}" for a in clarified)]))
+    picked = [a for q, a in b.answers if q.startswith(WHICH_ONE)]  # "The desk lamp in the study."
+    text = words_of(" ".join([b.instruction, *(f"in the {a}" for a in clarified), *picked]))
     if not text:
         return Goal("unknown")
     if m := re.search(r"\b(?:depending on(?: whether)?|whether|if|unless|something|appropriate|suitable)\b(.*)", text):
