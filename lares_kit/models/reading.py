@@ -79,6 +79,7 @@ class Room:
     name: str
     aliases: list[str] = field(default_factory=list)
     exits: list[str] = field(default_factory=list)
+    floor: int | None = None  # 0 = ground floor, when the world says
 
 
 @dataclass
@@ -142,7 +143,8 @@ def _from_knowledge(k: dict[str, Any]) -> tuple[dict[str, Room], dict[str, Dev],
             continue
         rid = str(r["id"])
         rooms[rid] = Room(rid, str(r.get("name", rid)), [str(a) for a in r.get("aliases") or []],
-                          [str(e) for e in r.get("exits") or []])
+                          [str(e) for e in r.get("exits") or []],
+                          r["floor"] if isinstance(r.get("floor"), int) and not isinstance(r["floor"], bool) else None)
         for d in r.get("devices") or []:
             if isinstance(d, dict) and "id" in d:
                 devices[str(d["id"])] = Dev(str(d["id"]), str(d.get("name", d["id"])), str(d.get("type", "")), rid,

@@ -132,6 +132,13 @@ def _rooms_in(text: str, b: Beliefs) -> tuple[list[str], str]:
             if m and len(fits) == 1:
                 found.append((m.start(), fits.pop()))
                 text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
+    floors = {r.floor for r in b.rooms.values() if r.floor is not None}
+    if len(floors) > 1:  # "downstairs", "upstairs": the rooms on those floors, when the world has floors
+        for pattern, wanted in ((r"\b(?:downstairs|down ?stairs|ground floor)\b", {min(floors)}),
+                                (r"\b(?:upstairs|up ?stairs)\b", floors - {min(floors)})):
+            if m := re.search(pattern, text):  # a room named too ("upstairs ... the landing") says more
+                found += [] if found else [(m.start(), r.id) for r in b.rooms.values() if r.floor in wanted]
+                text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
     rooms = [r for _, r in sorted(found)]
     return list(dict.fromkeys(rooms)), text
 
@@ -292,6 +299,8 @@ def understand(b: Beliefs) -> Goal:
                         condition="generic", if_yes=changes)
     if (m := re.search(r"\b(?:find|look for|search for|locate|check on)\s+(.+)", text)) or \
             (m := re.search(r"\bwhere(?:'s| is| are)\s+(.+)", text)) or \
+            (m := re.search(r"^where\s+((?:the|my|our|your)\s+.+)", text)) or \
+            (m := re.search(r"\bto\s+(?:wherever|where)\s+(.+?)\s+(?:is|are|went|has gone)\b", text)) or \
             (m := re.search(r"\bwhere\s+(.+?)\s+(?:is|are)\b", text)) or \
             (m := re.search(r"\b(?:light|lights|lamp)\b.*?\bfor\s+(.+)", text)):
         phrase = m.group(1).strip(" ?.")
@@ -316,6 +325,10 @@ def understand(b: Beliefs) -> Goal:
         names = ", ".join(describe(b, d.id) for d in devices)
         settable = sorted({k for d in devices for k in d.state}) or ["nothing I was told about"]
         return Goal("refuse", message=f"I cannot do that with {names}: its settings are {', '.join(settable)}.")
+    if re.search(r"\b(pre ?heat|warm up|heat (?:it |the \w+ )?(?:up )?to)\b", text):
+        # "Preheat the oven to 180": the temperature, and the oven on (a temperature on an oven that is off heats nothing).
+        warmed = {c.device for c in changes if c.attribute in ("temperature", "target")}
+        changes = [Change(d.id, "on", True) for d in devices if d.id in warmed and d.state.get("on") is False] + changes
     if changes:
         return Goal("control", changes=changes)
     if rooms and re.search(r"\b(on|off)\b|\blight", text):

@@ -1,0 +1,65 @@
+"""Rules of the offline model, tested with wordings the task suites do not use.
+
+Each fix to the offline model came from a failed benchmark task; these tests
+use other phrasings and other homes, so a rule is tested as a rule and not
+as the answer to one task: "which one?" when several devices fit, "where's
+the X?", "preheat", "downstairs"/"upstairs", "X off and Y on".
+"""
+
+from __future__ import annotations
+
+from lares_kit import ScriptedUser, load_world
+from lares_kit.agents import run_agent
+
+
+def _run(world: str, instruction: str, answers=(), states=None):
+    home = load_world(world)
+    for device, state in (states or {}).items():
+        home.update_device(device, state)
+    user = ScriptedUser(answers=list(answers))
+    episode = run_agent(instruction, home, agent="function-calling", model="offline", user=user)
+    on = {d: dev.state.get("on") for d, dev in home.devices.items()}
+    return episode, user, on, home
+
+
+def test_several_devices_fit_the_same_words_so_it_asks_which_and_acts_on_the_answer():
+    episode, user, on, _ = _run("garden-flat", "switch the lamp on please", answers=["the floor lamp"])
+    assert len(user.asked) == 1 and user.asked[0].startswith("Which one do you mean:")
+    assert "the desk lamp in the Study" in user.asked[0]
+    assert on["living-room-lamp"] is True and on["study-light"] is False and on["main-bedroom-light"] is False
+
+
+def test_plural_and_named_devices_do_not_ask():
+    _, user, on, _ = _run("garden-flat", "turn on all the lamps")
+    assert user.asked == [] and on["living-room-lamp"] and on["study-light"] and on["main-bedroom-light"]
+    _, user, on, _ = _run("garden-flat", "turn on the floor lamp and the desk lamp")
+    assert user.asked == [] and on["living-room-lamp"] and on["study-light"] and not on["main-bedroom-light"]
+
+
+def test_two_lights_in_the_named_room_ask_which_one():
+    _, user, on, _ = _run("townhouse", "switch on the light in the main bedroom", answers=["the ceiling one"])
+    assert user.asked and "bedside lamp" in user.asked[0]
+    assert on["main-bedroom-light"] is True and on["bedside-lamp"] is False
+
+
+def test_where_is_a_pet_sends_the_robot_to_look():
+    episode, _, _, home = _run("lares-home", "where's the dog?")
+    assert episode.status == "done" and home.robot.room == home.items["bruno"].room
+    assert "Bruno" in episode.final_message
+
+
+def test_preheat_switches_the_oven_on_as_well():
+    _, _, on, home = _run("townhouse", "please preheat the oven to 200")
+    assert on["oven"] is True and home.devices["oven"].state["temperature"] == 200
+
+
+def test_upstairs_and_downstairs_are_the_floors_of_the_house():
+    lights = {"living-room-light": {"on": True}, "landing-light": {"on": True}, "spare-room-light": {"on": True}}
+    _, _, on, home = _run("townhouse", "switch off the lights upstairs", states=lights)
+    upstairs = {d for d, dev in home.devices.items() if dev.type == "light" and home.graph.nodes[dev.room]["floor"] > 0}
+    assert upstairs and not any(on[d] for d in upstairs) and on["living-room-light"] is True
+
+
+def test_one_verb_with_an_on_and_an_off():
+    _, _, on, _ = _run("lares-home", "switch the office light on and the hallway light off")
+    assert on["office-light"] is True and on["hallway-light"] is False
