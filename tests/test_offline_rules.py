@@ -63,3 +63,21 @@ def test_upstairs_and_downstairs_are_the_floors_of_the_house():
 def test_one_verb_with_an_on_and_an_off():
     _, _, on, _ = _run("lares-home", "switch the office light on and the hallway light off")
     assert on["office-light"] is True and on["hallway-light"] is False
+
+
+def test_a_means_that_defeats_its_purpose_is_asked_about_and_the_answer_is_followed():
+    lit = {"office-light": {"on": True}}
+    _, user, on, _ = _run("lares-home", "switch the office light off so that I can do my reading",
+                          answers=["yes, sorry, I meant on"], states=lit)
+    assert user.asked and "so that you can do your reading" in user.asked[0] and on["office-light"] is True
+    _, user, on, _ = _run("lares-home", "please turn the office light on so I can get some sleep",
+                          answers=["oh, never mind then"])
+    assert user.asked and on["office-light"] is False  # left as it was
+
+
+def test_a_means_that_serves_its_purpose_is_just_done():
+    _, user, on, _ = _run("lares-home", "turn on the office light so I can read")
+    assert user.asked == [] and on["office-light"] is True
+    _, user, on, _ = _run("lares-home", "switch off the kitchen light to save electricity",
+                          states={"kitchen-light": {"on": True}})
+    assert user.asked == [] and on["kitchen-light"] is False
