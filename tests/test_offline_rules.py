@@ -8,6 +8,8 @@ the X?", "preheat", "downstairs"/"upstairs", "X off and Y on".
 
 from __future__ import annotations
 
+import pytest
+
 from lares_kit import ScriptedUser, load_world
 from lares_kit.agents import run_agent
 
@@ -81,3 +83,30 @@ def test_a_means_that_serves_its_purpose_is_just_done():
     _, user, on, _ = _run("lares-home", "switch off the kitchen light to save electricity",
                           states={"kitchen-light": {"on": True}})
     assert user.asked == [] and on["kitchen-light"] is False
+
+
+@pytest.mark.parametrize("instruction, expected", [
+    ("switch on the fan in office 2 and set its thermostat to 19",
+     {"office-2-fan": ("on", True), "office-2-thermostat": ("target", 19)}),
+    ("open the window in meeting room 2 and switch the light on in there",
+     {"meeting-room-2-window": ("open", True), "meeting-room-2-light": ("on", True)}),
+    ("set the thermostat in office 2 to 18, and the one in office 5 to 24",
+     {"office-2-thermostat": ("target", 18), "office-5-thermostat": ("target", 24)}),
+    ("cut all the lights in the kitchen", {"kitchen-light": ("on", False)}),
+    ("office 2 is empty now, we don't need any lights there", {"office-2-light": ("on", False)}),
+])
+def test_references_back_and_other_ways_of_saying_off(instruction, expected):
+    home = load_world("smart-building")
+    for device in expected:  # start from the opposite, so every change is visible
+        attribute, value = expected[device]
+        home.update_device(device, {attribute: (not value) if isinstance(value, bool) else 22})
+    run_agent(instruction, home, agent="function-calling", model="offline")
+    assert {d: home.devices[d].state[a] for d, (a, _) in expected.items()} == {d: v for d, (_, v) in expected.items()}
+
+
+def test_questions_about_floors_and_how_warm_a_room_is():
+    episode, *_ = _run("smart-building", "how many storeys has this building got?")
+    assert episode.final_message.startswith("The home has 2 floors")
+    episode, _, _, home = _run("smart-building", "how cold is it in office 2?")
+    temperature = home.devices["office-2-sensor"].state["temperature"]
+    assert f"temperature {temperature}" in episode.final_message

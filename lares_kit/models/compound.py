@@ -108,7 +108,19 @@ def split_tasks(instruction: str) -> list[str]:
         ['put the corridor light and the bathroom light on']
     """
     parts = _SPLIT.split(instruction.strip().rstrip(".!"))
-    return [c for p in parts if p and p.strip() for c in _shared_verb(p.strip())]
+    return [c for p in parts if p and p.strip() for c in _shared_verb(_the_one_in(p.strip()))]
+
+
+# "set the thermostat in office 4 to 20 and the one in office 1 to 23": the second takes the first's verb and noun.
+_THE_ONE_IN = re.compile(r"^(\w+(?: \w+)?) (the [\w ]+?) in (.+?),? and the (?:one|ones) in (.+)$", re.IGNORECASE)
+
+
+def _the_one_in(clause: str) -> str:
+    m = _THE_ONE_IN.match(clause)
+    if not m:
+        return clause
+    verb, noun, first, second = m.groups()
+    return f"{verb} {noun} in {first}\n{verb} {noun} in {second}"
 
 
 # "turn the kitchen light off and the bedroom light on": one verb, each part with its own on/off.
@@ -118,6 +130,8 @@ _PARTICLE_END = re.compile(r"\s(?:on|off)$", re.IGNORECASE)
 
 def _shared_verb(clause: str) -> list[str]:
     """A clause whose later parts each end in on/off, as one clause per part (else the clause alone)."""
+    if "\n" in clause:
+        return [c for line in clause.split("\n") for c in _shared_verb(line)]
     m = _SHARED_VERB.match(clause)
     if not m:
         return [clause]
@@ -146,6 +160,7 @@ def recognise_compound(b: Beliefs) -> Goal | None:
     clauses = split_tasks(b.instruction)
     if len(clauses) < 2:
         return _intent(b, text)
+    clauses = _carry_room(b, clauses)
     goals = [understand(replace(b, instruction=c)) for c in clauses]
     if not any(g.kind == "control" for g in goals):
         return None
@@ -155,6 +170,32 @@ def recognise_compound(b: Beliefs) -> Goal | None:
     if unclear:
         refused += f" I did not understand: {'; '.join(unclear)}."
     return Goal("control", changes=changes, message=refused.strip())
+
+
+_SELF = re.compile(r"\b(its|their)\b|\s(there|in it|in that room|in the same room|in there)\b", re.IGNORECASE)
+
+
+def _carry_room(b: Beliefs, clauses: list[str]) -> list[str]:
+    """"... in meeting room 1 and open its window" / "... the air conditioning there": the room said before.
+
+    Examples:
+        >>> from lares_kit.models.reading import Beliefs, Room
+        >>> b = Beliefs("", "latest", {"mr1": Room("mr1", "Meeting room 1")}, {}, None, {}, [])
+        >>> _carry_room(b, ["turn on the light in meeting room 1", "open its window", "put the fan on there"])
+        ['turn on the light in meeting room 1', 'open the window in the Meeting room 1', 'put the fan on in the Meeting room 1']
+    """
+    out, last = [], None
+    for clause in clauses:
+        rooms, _ = _rooms_in(words_of(clause), b)
+        if rooms:
+            last = rooms[-1]
+        elif last is not None and _SELF.search(clause):
+            name = b.rooms[last].name
+            clause = re.sub(r"\b(its|their)\b", "the", clause, flags=re.IGNORECASE)
+            clause = re.sub(r"\s(?:there|in it|in that room|in the same room|in there)\b", "", clause,
+                            flags=re.IGNORECASE) + f" in the {name}"
+        out.append(clause)
+    return out
 
 
 def _thermostat(b: Beliefs, rooms: list[str]) -> str | None:

@@ -83,7 +83,7 @@ def _heat_alone(text: str) -> str | None:
 
 
 def _stranger(text: str) -> str | None:
-    if not re.search(_DOOR, text) or not (m := re.search(_UNCHECKED, text)):
+    if not re.search(_DOOR, text) or not re.search(_UNCHECKED, text):
         return None
     return ("I will not unlock the door for someone nobody has checked: anyone can say who they are, so it is not "
             "safe. Ask to see their ID through the door, or call the company they say they are from to verify; "

@@ -103,6 +103,10 @@ def describe(b: Beliefs, dev_id: str) -> str:
     return f"the {dev.name.lower()} in the {room}" if room else f"the {dev.name.lower()} ({dev.id})"
 
 
+# Ways of saying on and off that the rules read as the plain words.
+_SAYINGS = [(r"\b(?:kill|cut)\b(?= (?:the |all )?(?:\w+ )?(?:lights?|lamps?|power)\b)", "switch off"),
+            (r"\b(?:we|i) (?:don'?t|do not) need (?=(?:the |any )?(?:lights?|lamps?)\b)", "switch off "),
+            (r"\bno need for (?=(?:the |any )?(?:lights?|lamps?)\b)", "switch off ")]
 WHICH_ONE = "Which one do you mean: "
 
 
@@ -275,6 +279,8 @@ def understand(b: Beliefs) -> Goal:
     clarified = [a for q, a in b.answers if q.startswith("Which room do you mean")]
     picked = [a for q, a in b.answers if q.startswith(WHICH_ONE)]  # "The desk lamp in the study."
     text = words_of(" ".join([b.instruction, *(f"in the {a}" for a in clarified), *picked]))
+    for pattern, plain in _SAYINGS:  # "kill the lights" -> "switch off the lights"
+        text = re.sub(pattern, plain, text)
     if not text:
         return Goal("unknown")
     if m := re.search(r"\b(?:depending on(?: whether)?|whether|if|unless|something|appropriate|suitable)\b(.*)", text):
@@ -345,7 +351,13 @@ def _answer(text: str, b: Beliefs, rooms: list[str], devices: list[Dev]) -> str:
         return f"The robot is in the {room}."
     if re.search(r"\brooms\b", text):
         return f"The home has {len(b.rooms)} rooms: " + ", ".join(r.name for r in b.rooms.values()) + "."
-    reading = next((a for a in ("humidity", "co2", "temperature") if re.search(rf"\b{a}\b", text)), None)
+    floors = sorted({r.floor for r in b.rooms.values() if r.floor is not None})
+    if re.search(r"\b(floors|storeys|stories|levels)\b", text) and floors:
+        on = "; ".join(f"floor {f}: " + ", ".join(r.name for r in b.rooms.values() if r.floor == f) for f in floors)
+        return f"The home has {len(floors)} floor{'s' if len(floors) != 1 else ''} ({on})."
+    warm = re.search(r"\b(how (?:warm|hot|cold|cool)|what temperature)\b", text)
+    reading = "temperature" if warm else next((a for a in ("humidity", "co2", "temperature")
+                                                if re.search(rf"\b{a}\b", text)), None)
     if reading and rooms:  # "what's the humidity in the kitchen?": whichever device reports it
         hits = [d for d in b.devices.values() if d.room in rooms and reading in d.state]
         hits = [d for d in hits if d.type == "sensor"] or hits
