@@ -110,3 +110,14 @@ def test_questions_about_floors_and_how_warm_a_room_is():
     episode, _, _, home = _run("smart-building", "how cold is it in office 2?")
     temperature = home.devices["office-2-sensor"].state["temperature"]
     assert f"temperature {temperature}" in episode.final_message
+
+
+def test_an_app_the_tv_does_not_have_is_refused_and_an_oven_asks_how_hot():
+    episode, _, on, _ = _run("townhouse", "stream YouTube on the telly")
+    assert "cannot play youtube" in episode.final_message and on["living-room-tv"] is False
+    episode, user, on, home = _run("townhouse", "switch on the oven please", answers=["make it 180"])
+    assert user.asked == ["What temperature shall I set the oven in the Kitchen to?"]
+    assert on["oven"] is True and home.devices["oven"].state["temperature"] == 180
+    episode, user, on, home = _run("townhouse", "switch on the oven please", answers=["hot, I suppose"])
+    assert episode.final_message.startswith("I asked, but I could not tell") and on["oven"] is False
+    assert home.devices["oven"].state["temperature"] == 0

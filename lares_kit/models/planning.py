@@ -297,9 +297,12 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
     if goal.kind == "ask_then":
         return _ask_then(b, goal, can)
     if goal.kind == "clarify":
-        if "askuser" in can and not any(q == goal.question for q, _ in b.answers):
-            return [Intention("ask", {"question": goal.question}, "Several devices fit, so I ask which one.")]
-        return _halt(f"I am not sure which one you mean. {goal.question}")
+        asked = any(q == goal.question for q, _ in b.answers)
+        if "askuser" in can and not asked:
+            return [Intention("ask", {"question": goal.question}, "I need one more thing from the user, so I ask.")]
+        if asked:
+            return _halt(f"I asked, but I could not tell what you meant, so I did nothing. {goal.question}")
+        return _halt(f"I need to know one more thing before I act, and I have no way to ask: {goal.question}")
     if goal.kind in ("question", "refuse"):
         return _halt(goal.message, "I can answer this from what I know, without changing anything."
                      if goal.kind == "question" else "The home cannot do this, so I must say so.")

@@ -331,6 +331,26 @@ def understand(b: Beliefs) -> Goal:
         names = ", ".join(describe(b, d.id) for d in devices)
         settable = sorted({k for d in devices for k in d.state}) or ["nothing I was told about"]
         return Goal("refuse", message=f"I cannot do that with {names}: its settings are {', '.join(settable)}.")
+    if app := re.search(r"\b(?:play|stream|watch|open|launch|put on)\s+(.+?)\s+on\s+(?:the\s+)?(?:tv|television|telly)\b",
+                        text):
+        tvs = [d for d in devices if d.type == "tv"]
+        if tvs and not any(k in d.state for d in tvs for k in ("app", "source", "input", "media")):
+            settings = ", ".join(k for k in tvs[0].state)
+            return Goal("refuse", message=f"I cannot play {app.group(1)}: {describe(b, tvs[0].id)} has no apps; its "
+                                          f"settings are {settings}, so I did nothing.")
+    heat_on = [c for c in changes if c.attribute == "on" and c.value is True
+               and b.devices[c.device].state.get("temperature") in (0, None) and "temperature" in b.devices[c.device].state]
+    if heat_on and not re.search(r"\d", text):
+        # "Turn the oven on": on at 0 degrees heats nothing -- ask what temperature, then use the answer.
+        dev = heat_on[0].device
+        question = f"What temperature shall I set {describe(b, dev)} to?"
+        said = [a for q, a in b.answers if q == question]
+        degrees = re.search(r"\b(\d+(?:\.\d+)?)\b", said[-1]) if said else None
+        if degrees:
+            value = float(degrees.group(1))
+            changes = changes + [Change(dev, "temperature", int(value) if value.is_integer() else value)]
+        else:  # not asked yet, or the answer had no number: ask (planning halts if it was asked already)
+            return Goal("clarify", question=question)
     if re.search(r"\b(pre ?heat|warm up|heat (?:it |the \w+ )?(?:up )?to)\b", text):
         # "Preheat the oven to 180": the temperature, and the oven on (a temperature on an oven that is off heats nothing).
         warmed = {c.device for c in changes if c.attribute in ("temperature", "target")}
