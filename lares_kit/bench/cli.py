@@ -41,7 +41,7 @@ def select_tasks(tasks: list[Task], patterns: list[str] | None = None, limit: in
 
     Examples:
         >>> tasks = load_tasks(["lares-home"])
-        >>> [t.id for t in select_tasks(tasks, ["*kitchen*"])]
+        >>> [t.id for t in select_tasks(tasks, ["lh-kitchen*"])]
         ['lh-kitchen-on', 'lh-kitchen-and-bedroom']
         >>> picked = select_tasks(tasks, limit=8)
         >>> len(picked), len({t.category for t in picked}) == len({t.category for t in tasks})

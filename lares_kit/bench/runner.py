@@ -200,7 +200,7 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
 
     Examples:
         >>> from lares_kit.bench.tasks import load_suite
-        >>> tasks = [t for t in load_suite("lares-home") if t.category == "direct"]
+        >>> tasks = [t for t in load_suite("lares-home") if t.category == "direct" and not t.held_out]
         >>> bench = run_bench(tasks, agents=["intent-action"], models=["offline"])
         >>> [(r["task"], r["success"]) for r in bench.results]
         [('lh-kitchen-on', True), ('lh-hallway-off', True), ('lh-office-please', True)]
