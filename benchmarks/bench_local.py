@@ -45,6 +45,7 @@ def measure(tasks: list, agent: str, model: str) -> dict:
             "valid_calls": stats.valid_calls, "valid_rate": round(stats.valid_rate, 3),
             "prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens,
             "tokens_per_second": round(stats.tokens_per_second, 1), "seconds": round(time.perf_counter() - start, 1),
+            "called": dict(sorted(stats.called.items(), key=lambda kv: -kv[1])),
             "per_task": {r["task"]: r["success"] for r in bench.results}}
 
 
@@ -54,6 +55,9 @@ def report(rows: list[dict]) -> str:
     for r in rows:
         lines.append(f"{r['model']:<20} {r['valid_calls']:>6} of {r['requests']:<5} {r['valid_rate']:>6.0%} "
                      f"{r['success']:>3} of {r['tasks']:<3} {r['tokens_per_second']:>6.1f} {r['seconds']:>8.0f}")
+    for r in rows:
+        if r["called"]:
+            lines.append(f"{r['model']} chose: " + ", ".join(f"{name} {n}" for name, n in r["called"].items()))
     by = {r["model"]: r for r in rows}
     if len(by) == 2 and by[LOCAL_MODELS[1]]["valid_rate"]:
         ratio = by[CONSTRAINED]["valid_rate"] / by[LOCAL_MODELS[1]]["valid_rate"]

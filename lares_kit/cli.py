@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="long-term memory file (default: runs/memory/<world>.sqlite3, or $LARES_DATA/memory)")
     run.add_argument("--person", default=None, help="who is talking, for memory (e.g. ana)")
     run.add_argument("--knowledge", choices=["latest", "initial", "none"], default="latest")
+    run.add_argument("--knowledge-format", choices=["full", "compact", "overview", "retrieval"], default=None,
+                     help="how the home is written into the prompt (default: the agent's own; notebook 16)")
     run.add_argument("--answer", action="append", default=None, help="a reply for the simulated user (repeatable)")
     run.add_argument("--max-steps", type=int, default=None)
     run.add_argument("--seed", type=int, default=None, help="hide the movable things at random (same seed, same places)")

@@ -113,3 +113,14 @@ def test_the_console_script(tmp_path):
                           text=True, env=env, stdin=subprocess.DEVNULL, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["state"]["kitchen-light"] == {"on": True}
+
+
+def test_knowledge_format_changes_the_prompt_not_the_result(capsys):
+    sizes = {}
+    for fmt in ("full", "retrieval"):
+        assert main(["run", "turn on the light in the kitchen", "--agent", "function-calling",
+                     "--knowledge-format", fmt, "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["status"] == "done" and data["state"]["kitchen-light"] == {"on": True}
+        sizes[fmt] = data["usage"]["prompt_tokens"]
+    assert sizes["retrieval"] < sizes["full"]

@@ -48,7 +48,8 @@ def cli_run(args: argparse.Namespace) -> int:
         memory = memory_path(home.id)
     episode = run_agent(args.instruction, home, agent=args.agent, model=args.model, knowledge=args.knowledge,
                         user=user, max_steps=args.max_steps, executor_model=getattr(args, "executor_model", None),
-                        memory=memory, person=getattr(args, "person", None))
+                        memory=memory, person=getattr(args, "person", None),
+                        **({"knowledge_format": args.knowledge_format} if getattr(args, "knowledge_format", None) else {}))
     if args.json:
         print(json.dumps(episode.to_run_json(), indent=2))
     else:

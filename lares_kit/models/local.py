@@ -36,7 +36,7 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +122,7 @@ class LocalStats:
     completion_tokens: int = 0
     seconds: float = 0.0  # wall time inside llama.cpp (prompt reading + decoding)
     decode_seconds: float = 0.0  # decoding only, from llama.cpp's own timers
+    called: dict[str, int] = field(default_factory=dict)  # valid calls by function name: what the model chose
 
     @property
     def valid_rate(self) -> float:
@@ -210,6 +211,8 @@ class LocalModel:
             stats.completion_tokens += usage.get("completion_tokens", 0)
             stats.seconds += seconds
             stats.decode_seconds += decode if decode is not None else seconds
+            if functions and valid:
+                stats.called[calls[0][0]] = stats.called.get(calls[0][0], 0) + 1
         return (None if calls else text), calls, ("tool_calls" if calls else finish), usage
 
 
