@@ -219,7 +219,7 @@ def _devices_for(text: str, b: Beliefs, rooms: list[str], rest: str) -> tuple[li
     else:
         pool = []
     if len(pool) > 1 and not plural:
-        literal = [d for d in pool if set(words_of(d.name).split()) - {"light", "lights"} & set(rest.split())]
+        literal = [d for d in pool if (set(words_of(d.name).split()) - {"light", "lights"}) & set(rest.split())]
         pool = literal or pool
         if rooms and not literal and len({d.room for d in pool}) < len(pool):
             return [], "clarify:" + which_one(b, pool)  # a lamp and a ceiling light in "the bedroom"
