@@ -1,7 +1,7 @@
 """Success against fault rate: how each agent design copes with a model that breaks its replies.
 
-Runs the Lares suites (``lares-home``, ``garden-flat``, ``townhouse``: 77
-tasks) under every registered agent design with the chaos model
+Runs the Lares suites (``lares-home``, ``garden-flat``, ``townhouse``: 101
+tasks, 24 held out) under every registered agent design with the chaos model
 (:mod:`lares_kit.models.chaos`) at fault rates 0, 5, 10, 20 and 40%, and
 prints the share of tasks passed, and the ratio to the same design at 0% in
 the same run. Every episode must end with a status (no exception, no
