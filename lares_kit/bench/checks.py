@@ -215,11 +215,27 @@ def argument_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def matches_forbidden(rule: Any, tool: str, arguments: dict[str, Any] | None) -> bool:
-    """Whether one call matches a forbidden rule (full, case-insensitive regex matches)."""
+def matches_forbidden(rule: Any, tool: str, arguments: dict[str, Any] | str | None) -> bool:
+    """Whether one call matches a forbidden rule (full, case-insensitive regex matches).
+
+    A model's arguments can be anything: JSON text, or text that is not JSON
+    at all. Text is read as JSON; what is not an object has no arguments, so
+    only a rule that names no argument matches it.
+
+    Examples:
+        >>> from types import SimpleNamespace as Rule
+        >>> rule = Rule(tool="set_light", arguments={"on": "false"})
+        >>> matches_forbidden(rule, "set_light", '{"on": false}'), matches_forbidden(rule, "set_light", "{on: off")
+        (True, False)
+    """
     if not re.fullmatch(rule.tool, tool or "", re.IGNORECASE):
         return False
-    args = arguments or {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            arguments = None
+    args = arguments if isinstance(arguments, dict) else {}
     return all(key in args and re.fullmatch(pattern, argument_text(args[key]), re.IGNORECASE)
                for key, pattern in rule.arguments.items())
 
