@@ -30,4 +30,5 @@ EXERCISES = [
     "10_memory_by_date",
     "13_safe_condition",
     "15_refusal",
+    "16_prompt_budget",
 ]
