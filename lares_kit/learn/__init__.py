@@ -28,6 +28,7 @@ EXERCISES = [
     "08_evaluation",
     "09_react_parser",
     "10_memory_by_date",
+    "11_device_by_docs",
     "13_safe_condition",
     "15_refusal",
     "16_prompt_budget",

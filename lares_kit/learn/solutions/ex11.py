@@ -1,0 +1,26 @@
+"""Reference solutions for ``exercises/11_device_by_docs.ipynb`` (``lares_kit.learn.ex11``)."""
+
+from lares_kit.device_api import device_extras
+
+__all__ = ["calls", "pick", "WRONG"]
+
+# %% q1
+calls = [("tv-plant", "switch", "on", {}),
+         ("tv-plant", "tvChannel", "setTvChannel", {"channel": 9})]
+
+
+# %% q2
+def pick(home, description):
+    said = set(description.lower().split())
+    fits = []
+    for device_id, device in home.devices.items():
+        near = set(" ".join(device_extras(home, device_id).get("near", [])).lower().split())
+        if set(device.name.lower().split()) & said and near & said:
+            fits.append(device_id)
+    return fits[0] if len(fits) == 1 else None
+
+
+# %% wrong answers (for the tests: each runs, and each is wrong)
+WRONG = {"q1": {"calls": [("tv-plant", "tvChannel", "setTvChannel", {"channel": 9})]},
+         "q2": {"pick": lambda home, description: next(
+             (d for d, dev in home.devices.items() if dev.name.lower() in description.lower()), None)}}
