@@ -108,19 +108,19 @@ def split_tasks(instruction: str) -> list[str]:
         ['put the corridor light and the bathroom light on']
     """
     parts = _SPLIT.split(instruction.strip().rstrip(".!"))
-    return [c for p in parts if p and p.strip() for c in _shared_verb(_the_one_in(p.strip()))]
+    return [c for p in parts if p and p.strip() for one in _the_one_in(p.strip()) for c in _shared_verb(one)]
 
 
 # "set the thermostat in office 4 to 20 and the one in office 1 to 23": the second takes the first's verb and noun.
 _THE_ONE_IN = re.compile(r"^(\w+(?: \w+)?) (the [\w ]+?) in (.+?),? and the (?:one|ones) in (.+)$", re.IGNORECASE)
 
 
-def _the_one_in(clause: str) -> str:
+def _the_one_in(clause: str) -> list[str]:
     m = _THE_ONE_IN.match(clause)
     if not m:
-        return clause
+        return [clause]
     verb, noun, first, second = m.groups()
-    return f"{verb} {noun} in {first}\n{verb} {noun} in {second}"
+    return [f"{verb} {noun} in {first}", f"{verb} {noun} in {second}"]
 
 
 # "turn the kitchen light off and the bedroom light on": one verb, each part with its own on/off.
@@ -130,8 +130,6 @@ _PARTICLE_END = re.compile(r"\s(?:on|off)$", re.IGNORECASE)
 
 def _shared_verb(clause: str) -> list[str]:
     """A clause whose later parts each end in on/off, as one clause per part (else the clause alone)."""
-    if "\n" in clause:
-        return [c for line in clause.split("\n") for c in _shared_verb(line)]
     m = _SHARED_VERB.match(clause)
     if not m:
         return [clause]
@@ -214,7 +212,7 @@ _NEEDS = [
     (r"\b(keeps? (?:baking|cooking|running|going|warm|working)|bake|baking|cook|cooking|finish)\b", "on"),
     (r"\b(save|saving) (?:electricity|energy|power|money)\b|\bquiet\b", "off"),
 ]
-_OPPOSITE = {"dark": "light", "light": "dark", "on": "off", "off": "on", "open": "closed", "closed": "open"}
+_OPPOSITE = {"dark": "light", "light": "dark", "on": "off", "off": "on"}  # the effect that defeats each need
 # "Make the kitchen completely dark": the means, said as the result.
 _MAKE_DARK = re.compile(r"\bmake (?:the |it )?(.*?)\b(?:completely |totally |really |pitch )?(dark|darker)\b")
 _YOURS = {"i": "you", "i'm": "you're", "my": "your", "me": "you", "we": "you", "we're": "you're", "our": "your",
@@ -252,8 +250,7 @@ def _means_sentence(b: Beliefs, clash: list[Change], need: str) -> str:
         doing = f"Switching {'on' if first.value else 'off'} {what}"
     else:
         doing = f"{'Opening' if 'open' in _effects(b, first) else 'Closing'} {what}"
-    result = {"dark": "make it lighter", "light": "make it darker", "on": "stop it", "off": "use more power",
-              "open": "close it", "closed": "open it"}[need]
+    result = {"dark": "make it lighter", "light": "make it darker", "on": "stop it", "off": "use more power"}[need]
     if need == "light" and first.attribute != "on":
         result = "keep the light out"
     return f"{doing} would {result}"

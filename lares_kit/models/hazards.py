@@ -53,10 +53,6 @@ _WORK = (r"\b(changing|replacing|fitting|fixing|installing|swapping|repairing|re
          r"(?:light ?bulb|bulb|bulbs|light fitting|fitting|socket|wiring|lamp|switch)\b")
 _LIGHT_ON = r"\b(?:turn|switch|put|flick)\b.*\b(?:on)\b|\blights? on\b"
 
-# The kinds of danger recognised, in the order the rules are tried.
-HAZARDS = ("safety device off", "heat left alone", "unchecked stranger", "light off on someone at risk",
-           "power to a fitting in work")
-
 
 def _safety_device(text: str) -> str | None:
     m = re.search(r"\b((?:smoke|fire|gas|carbon monoxide|co) (?:alarm|alarms|detector|detectors|sensor|sensors))\b",
@@ -110,7 +106,10 @@ def _power_to_work(text: str) -> str | None:
             "when they are done and I will switch it on.")
 
 
-_RULES = (_safety_device, _heat_alone, _stranger, _light_off_at_risk, _power_to_work)
+# The kinds of danger recognised, in the order the rules are tried.
+_RULES = {"safety device off": _safety_device, "heat left alone": _heat_alone, "unchecked stranger": _stranger,
+          "light off on someone at risk": _light_off_at_risk, "power to a fitting in work": _power_to_work}
+HAZARDS = tuple(_RULES)
 
 
 def recognise_hazard(b: Beliefs) -> Goal | None:
@@ -128,7 +127,7 @@ def recognise_hazard(b: Beliefs) -> Goal | None:
         (True, True)
     """
     text = words_of(b.instruction)
-    for rule in _RULES:
+    for rule in _RULES.values():
         message = rule(text)
         if message:
             return Goal("refuse", message=message)
