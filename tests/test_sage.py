@@ -114,3 +114,43 @@ def test_sage_beats_the_baselines_on_the_tuned_tasks():
     bench = run_bench(tasks, agents=["sage", "intent-action"], models=["offline"])
     rate = {row["agent"]: row["success_rate"] for row in bench.summary["overall"]}
     assert rate["sage"] >= 0.9 and rate["sage"] > rate["intent-action"] + 0.4
+
+
+def test_the_request_being_served_is_not_in_its_own_profile():
+    # The preference agent reads the profile while the request is being served: the request must not be in it
+    # (nor count towards "often asks about"); once served, it is a past request with the store's date.
+    from datetime import datetime
+
+    home = load_world("sage-home")
+    home.extra["user"] = "dmitriy"
+    store = MemoryStore(":memory:", clock=lambda: datetime(2026, 11, 30, 18, 0))
+    instruction = "play something for the kids on the TV by the plant"
+    ep = sage(instruction, home, memory=memory_for(home, store))
+    read = ep.steps[0]
+    assert read.tool == "preference_agent" and "Profile of Dmitriy" in read.result
+    assert instruction not in read.result and "often asks about" not in read.result
+    assert 'user_profile(person="dmitriy")' in read.result  # the speaker, named: never an empty argument
+    assert home.devices["tv-plant"].state["channel"] == 2  # Bluey, from the profile
+    after = profile_of(store, "dmitriy")
+    assert f'asked on 2026-11-30: "{instruction}"' in after
+    assert "often asks about: plant, kids" in after  # now it is a past request, and it counts
+
+
+def test_the_request_is_remembered_even_when_the_run_fails():
+    home = load_world("sage-home")
+    store = MemoryStore(":memory:")
+    ep = sage("turn on the TV", home, memory=memory_for(home, store), max_steps=1)  # asks, nobody answers
+    assert ep.status != "done"
+    assert store.turns(user="amal")[-1].text == "turn on the TV"
+
+
+def test_an_unknown_speaker_is_not_named_in_the_goal():
+    from lares_kit.profiles import user_profile
+    from lares_kit.memory import Memory
+    from lares_kit.tools import ToolError
+
+    home = load_world("lares-home")  # no residents: nobody to name
+    ep = sage("turn on the light in the kitchen", home)
+    assert "You are talking to" not in ep.goal_prompt
+    with pytest.raises(ToolError, match="do not know who is speaking"):
+        user_profile(Memory(MemoryStore(":memory:")), "")

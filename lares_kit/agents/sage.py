@@ -1,9 +1,10 @@
 """The SAGE agent: a coordinator whose tools are sub-agents -- a tree of prompts.
 
 Taught in ``notebooks/11_device_apis_and_disambiguation.ipynb`` to
-``13_persistent_commands.ipynb``. SAGE (ANCHORS.md section 2) answers a
-request with a top-level agent that never sees the whole home; it calls
-tools, and some tools are agents with their own prompt and tools:
+``13_persistent_commands.ipynb``. SAGE (Rivkin et al., "SAGE: Smart home
+Agent with Grounded Execution", 2023) answers a request with a top-level
+agent that never sees the whole home; it calls tools, and some tools are
+agents with their own prompt and tools:
 
 * ``device_agent`` -- finds devices from descriptions
   (:mod:`lares_kit.disambiguation`), reads capability docs, gets attributes
@@ -11,6 +12,8 @@ tools, and some tools are agents with their own prompt and tools:
   read and set with ``read_device`` / ``set_device``;
 * ``preference_agent`` -- reads the speaker's profile and past requests
   (:mod:`lares_kit.profiles`, the same SQLite store as the ReAct memory);
+  the request being served joins the past requests once it is served, so
+  it never shows up in its own profile;
 * ``condition_agent`` -- writes a condition as a small Python function from
   the device docs and registers it with the poller (:mod:`lares_kit.monitor`);
   when it fires, the stored instruction runs through this agent again;
@@ -59,7 +62,12 @@ COORDINATOR_PROMPT = (
 # Added to the coordinator's prompt in a home with a safety policy (a home without one keeps the prompt above).
 CONFIRM_PROMPT = (" When the device agent says the home's safety policy needs the person's confirmation, ask its "
                   "question with ask_user and, after a clear yes, hand the same task on again.")
-GOAL = "Carry out the request that follows, one tool call at a time. You are talking to {person}."
+GOAL = "Carry out the request that follows, one tool call at a time."
+
+
+def _goal(person: str) -> str:
+    # "You are talking to X." only when we know X: the offline model fills user_profile(person=...) from it.
+    return GOAL + (f" You are talking to {person}." if person else "")
 
 # sub-agent -> (its role prompt, its tools). Each ends with halt, whose message is its answer.
 SUB_AGENTS: dict[str, tuple[str, list[Callable[..., str]]]] = {
@@ -107,7 +115,7 @@ class SageTree:
                       source=parent.toolbox.source, safety=parent.toolbox.safety)
         episode = Episode.start(request, parent.home, agent=f"sage/{kind}", model=parent.model, knowledge="none",
                                 max_steps=SUB_AGENT_MAX_STEPS, system_prompt=prompt,
-                                goal_prompt=GOAL.format(person=self.memory.user or "a resident"))
+                                goal_prompt=_goal(self.memory.user))
         sub = AgentRun(episode, parent.home, box, parent.client, parent.model, SUB_AGENT_MAX_STEPS)
         run_function_calling(sub)  # a ModelFailed here ends the whole run, as in the coordinator
         episode.final_state = parent.home.truth()
@@ -183,12 +191,21 @@ def run_sage(run: AgentRun) -> None:
     tree = SageTree(run, memory, run.toolbox.monitor)
     if tree.monitor is not None and tree.monitor.on_fire is None:
         tree.monitor.on_fire = tree.rerun  # a fired condition runs its instruction through SAGE again
-    memory.store.add("user", run.episode.instruction, user=memory.user, session=memory.session)  # a past request
     run.toolbox = Toolbox(run.home, tools=_tools(tree), user=run.toolbox.user, memory=memory, monitor=tree.monitor,
                           source=run.toolbox.source, safety=run.toolbox.safety)  # keep who is speaking
     run.episode.knowledge = "none"  # SAGE reads the home through its tools, not a state dump
     run.episode.system_prompt = COORDINATOR_PROMPT + (CONFIRM_PROMPT if run.toolbox.safety else "")
-    run.episode.goal_prompt = GOAL.format(person=memory.user or "a resident")
+    run.episode.goal_prompt = _goal(memory.user)
+    try:
+        _coordinate(run)
+    finally:
+        # The request becomes a past request once it is served, not before: the preference agent must
+        # not read the request it is answering as something the person "often asks about".
+        memory.store.add("user", run.episode.instruction, user=memory.user, session=memory.session)
+
+
+def _coordinate(run: AgentRun) -> None:
+    # The coordinator's loop: one screen, one stop rule (halt or an unanswered question), a step limit.
     tools = run.toolbox.schemas()
     for turn in range(1, run.max_steps + 1):
         reply = run.ask_model(turn, "turn", tools, tool_choice="auto")

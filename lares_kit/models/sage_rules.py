@@ -203,7 +203,7 @@ def preference_step(t: Talk) -> Step:
     """The preference agent: read the profile (and past requests when asked about them), then answer."""
     profile = t.last("user_profile")
     if profile is None:
-        return "user_profile", {"person": ""}
+        return "user_profile", {"person": t.person} if t.person else {}  # the speaker, when the goal names them
     if re.search(r"\b(last time|before|asked|earlier|past)\b", t.task, re.I) and "recall" in t.tools \
             and t.last("recall") is None:
         words = re.sub(r"\b(what|did|the|person|ask|asked|last|time|before|earlier|about)\b|\?", " ", t.task, flags=re.I)
