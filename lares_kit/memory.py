@@ -1,7 +1,8 @@
 """Memory for an agent: recent turns in the prompt, older ones recalled from the store.
 
 Taught in ``notebooks/10_memory.ipynb``. This is the memory manager of the
-smart-building ReAct paper (``ANCHORS.md`` section 3):
+smart-building ReAct paper ("A general AI agent framework for smart buildings
+based on large language models and ReAct strategy", 2025):
 
 * **short-term memory** (:class:`Memory`): the recent turns of one
   conversation, given to the model as chat history. When it holds more than

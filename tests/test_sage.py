@@ -1,4 +1,4 @@
-"""The sage agent with the offline model: the issue's three scenarios, personalization, persistence, the bench."""
+"""The sage agent with the offline model: SAGE's three scenarios, personalization, persistence, the bench."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The ReAct agent of the smart-building paper: a planner writes Thoughts, a light model writes Actions.
 
-Taught in ``notebooks/09_react_two_models.ipynb`` (the paper: ``ANCHORS.md``
-section 3). One round is:
+Taught in ``notebooks/09_react_two_models.ipynb``. The paper is "A general
+AI agent framework for smart buildings based on large language models and
+ReAct strategy" (2025). One round is:
 
 1. **Prompt A** to the complex model (``--model``, the planner): background
    (the building and its knowledge), role, tool descriptions, format rules,

@@ -43,13 +43,13 @@ __all__ = [
     "suite_paths",
 ]
 
-# The categories of issue 6, in the order tables list them. Later issues add
-# memory, personalization, persistence... to the same format.
+# The categories of the home suites, in the order tables list them; the papers' categories follow
+# in the same format.
 CATEGORIES = ("direct", "multi-device", "search", "clarification", "infeasible", "unsafe", "conversation",
               "contradiction",
-              # the smart-building paper's six (issue 7): daily conversation is "conversation" above
+              # the smart-building paper's six: daily conversation is "conversation" above
               "intent-recognition", "reasoning", "multi-task", "memory", "rejection",
-              # SAGE's (issue 8); its "simple" direct commands are "direct" above
+              # SAGE's; its "simple" direct commands are "direct" above
               "personalization", "intent-resolution", "device-resolution", "persistence", "command-chaining")
 
 

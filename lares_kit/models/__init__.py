@@ -1,7 +1,8 @@
 """Models behind the ``openai`` client: the offline model, or any OpenAI-compatible endpoint.
 
-Taught in ``notebooks/03_models_and_the_offline_model.ipynb``; the long
-version of this page is ``docs/models.md``.
+Taught in ``notebooks/00_start_here.ipynb`` and
+``03_function_calling_loop.ipynb``; the long version of this page is
+``docs/models.md``.
 
 ``make_client(model)`` returns an ``openai.OpenAI`` client; agents receive
 it and call ``client.chat.completions.create(model=resolve_model(model),

@@ -42,7 +42,7 @@ from .transport import OfflineTransport, httpx
 
 __all__ = ["FAULTS", "ChaosTransport", "chaos_client", "parse_chaos_name"]
 
-# The faults, in the order the issue lists them; each is one way a reply can be broken.
+# The faults, one way each that a real model's reply can be broken.
 FAULTS = ("bad_json", "unknown_tool", "missing_argument", "text", "several_calls", "huge", "empty")
 HUGE_CHARS = 60_000  # a reply of ~15k tokens: pages of rambling, no call
 _NAME = re.compile(r"^chaos:(?P<inner>.+)@(?P<rate>[0-9.]+)$")

@@ -1,7 +1,9 @@
 """Model clients: one ``openai`` client for the offline model or any OpenAI-compatible endpoint.
 
-Taught in ``notebooks/03_models_and_the_offline_model.ipynb``; recipes for
-local servers are in :mod:`lares_kit.models` and ``docs/models.md``.
+Taught in ``notebooks/00_start_here.ipynb`` (the offline model or a real
+one: one setting) and ``03_function_calling_loop.ipynb`` (one request by hand
+through the SDK); recipes for local servers are in :mod:`lares_kit.models`
+and ``docs/models.md``.
 
 * ``"offline"`` (the default, also when ``LARES_MODEL`` is unset): a real
   ``openai.OpenAI`` whose HTTP client answers in process with the offline

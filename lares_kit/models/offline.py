@@ -1,7 +1,8 @@
 """The offline model: a deterministic, rule-based stand-in for an LLM with tools.
 
-Taught in ``notebooks/03_models_and_the_offline_model.ipynb``. It is *not* a
-language model: it matches words against the home described in the prompt
+Introduced in ``notebooks/00_start_here.ipynb``; every notebook runs on it,
+and each says what a real LLM would do differently. It is *not* a language
+model: it matches words against the home described in the prompt
 and follows fixed rules. It exists so that every notebook and test runs with
 no API key and no network, through the real ``openai`` SDK (see
 :mod:`lares_kit.models.transport` and :mod:`lares_kit.models.server`). A real

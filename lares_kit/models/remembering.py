@@ -1,7 +1,9 @@
 """Memory requests: remember a stated preference, and use it later through ``recall``.
 
-Part of the offline model (:mod:`lares_kit.models.offline`); the memory test of
-the smart-building paper (``ANCHORS.md`` section 3):
+Part of the offline model (:mod:`lares_kit.models.offline`); the memory
+category of the smart-building paper ("A general AI agent framework for smart
+buildings based on large language models and ReAct strategy", 2025), taught
+in ``notebooks/10_memory.ipynb``:
 
 * "my name is Ana and I like the office at 21 degrees" -> call
   ``remember_preference(key="office temperature", value=21)``, then confirm;

