@@ -24,18 +24,25 @@ install: $(STAMP)
 lab: $(STAMP)  ## open JupyterLab on the first notebook
 	$(BIN)/jupyter lab notebooks/00_start_here.ipynb
 
-# The browser test drives Debian's Chromium through Playwright (Playwright's own
-# browser download is not used). Installed with apt when missing and we are root
-# (CI); elsewhere install it yourself or the browser test is skipped with a reason.
-$(CHROMIUM):
-	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "installing chromium with apt-get for the browser test"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+# Debian programs the tests use, installed with apt when missing and we are root (CI); elsewhere
+# install them yourself, or the tests that need them are skipped with a reason:
+# - chromium: the browser test drives it through Playwright (Playwright's own download is not used);
+# - faketime: the notebooks run on a date years ahead, so no checked output can hold today's date.
+SYSTEM_PROGRAMS := $(CHROMIUM) /usr/bin/faketime
+
+.PHONY: system-programs
+system-programs:
+	@missing=""; \
+	for program in $(SYSTEM_PROGRAMS); do [ -x "$$program" ] || missing="$$missing $$(basename $$program)"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing$$missing with apt-get for the tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else \
-	  echo "note: $(CHROMIUM) is missing and apt-get needs root: the browser test will be skipped"; \
+	  echo "note:$$missing missing and apt-get needs root: the tests that need them will be skipped"; \
 	fi
 
-test: $(STAMP) | $(CHROMIUM)  ## every test: unit, doctests, notebooks (nbval), exercises, browser
+test: $(STAMP) | system-programs  ## every test: unit, doctests, notebooks (nbval, on a date years ahead), exercises, browser
 	LARES_PROGRESS=0 LARES_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
 
 test-fast: $(STAMP)  ## unit tests and doctests only

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar, Union
+from typing import Any, Callable, ClassVar, Union
 
 from .steps import Error, Final, Intent, LLMCall, Question, Step, ToolCall, step_from_dict
 from .home import Home
@@ -121,11 +121,22 @@ class Episode:
     FORMAT: ClassVar[str] = "lares-episode/1"
 
     @classmethod
-    def start(cls, instruction: str, home: Home, **kwargs: Any) -> "Episode":
-        """A new running Episode with the home's knowledge and truth as they are now."""
+    def start(cls, instruction: str, home: Home, *, clock: Callable[[], float] | None = None,
+              **kwargs: Any) -> "Episode":
+        """A new running Episode with the home's knowledge and truth as they are now.
+
+        ``clock`` gives ``started_at`` in seconds since the epoch (default: the wall clock);
+        tests pass a fixed one. Nothing the agents or checks decide reads it.
+
+        Examples:
+            >>> from lares_kit import load_world
+            >>> Episode.start("hi", load_world("lares-home"), agent="intent-action", model="offline",
+            ...               clock=lambda: 1.8e9).started_at
+            1800000000.0
+        """
         import time
 
-        return cls(instruction=instruction, world=home.id, started_at=time.time(),
+        return cls(instruction=instruction, world=home.id, started_at=(clock or time.time)(),
                    initial_knowledge=home.knowledge(), initial_state=home.truth(), **kwargs)
 
     # ------------------------------------------------------------- reading

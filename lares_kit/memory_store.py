@@ -244,7 +244,7 @@ class MemoryStore:
         return db
 
     def _move_aside(self) -> Path:
-        stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
+        stamp = self.clock().strftime("%Y%m%dT%H%M%S")
         backup = Path(f"{self.path}.corrupt-{stamp}")
         n = 1
         while backup.exists():

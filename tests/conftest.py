@@ -9,3 +9,20 @@ import os
 # The toolkit reads LARES_PROGRESS; tqdm itself reads TQDM_DISABLE (tqdm >= 4.66).
 os.environ.setdefault("LARES_PROGRESS", "0")
 os.environ.setdefault("TQDM_DISABLE", "1")
+
+
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+
+# Notebook runs happen on a date years ahead of today (Debian's faketime, installed by `make test`):
+# a checked output that holds today's date, or a lesson that reads the wall clock, fails now,
+# not next term. The clock keeps running from the faked start, so timeouts behave as usual.
+YEARS_AHEAD = "+5y"
+
+
+@pytest.fixture
+def years_ahead():
+    """``years_ahead(cmd)``: the command run with the date moved ahead (unchanged without faketime)."""
+    faketime = shutil.which("faketime")
+    return lambda cmd: [faketime, "-f", YEARS_AHEAD, *cmd] if faketime else list(cmd)

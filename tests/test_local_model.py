@@ -188,12 +188,12 @@ def test_kitchen_scenario_constrained_every_reply_is_a_valid_call():
 
 @needs_local
 @pytest.mark.slow
-def test_the_local_notebook_passes_nbval(tmp_path):
+def test_the_local_notebook_passes_nbval(tmp_path, years_ahead):
     env = {**os.environ, "LARES_PROGRESS": "0", "TQDM_DISABLE": "1"}
     env.pop("MPLBACKEND", None)
-    cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
-           "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
-           "-p", "no:cacheprovider", "-q", str(NOTEBOOK)]
+    cmd = years_ahead([sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
+                       "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
+                       "-p", "no:cacheprovider", "-q", str(NOTEBOOK)])
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
     assert run.returncode == 0, f"nbval failed:\n{run.stdout[-6000:]}\n{run.stderr[-2000:]}"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -79,14 +80,14 @@ def test_notebook_is_committed_with_clean_outputs(path):
 
 
 @pytest.mark.slow
-def test_all_notebooks_pass_nbval(tmp_path):
+def test_all_notebooks_pass_nbval(tmp_path, years_ahead):
     report = tmp_path / "nbval.xml"
     env = {**os.environ, "LARES_PROGRESS": "0", "TQDM_DISABLE": "1", "LARES_MODEL": "offline"}
     env.pop("MPLBACKEND", None)  # the kernel chooses its inline backend
-    cmd = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
-           "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
-           "-p", "no:cacheprovider", "-q", "--junitxml", str(report),
-           *(str(p) for p in NOTEBOOKS if p.stem not in LOCAL_NOTEBOOKS)]
+    cmd = years_ahead([sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
+                       "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
+                       "-p", "no:cacheprovider", "-q", "--junitxml", str(report),
+                       *(str(p) for p in NOTEBOOKS if p.stem not in LOCAL_NOTEBOOKS)])
     start = time.perf_counter()
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=10 * BUDGET_SECONDS,
                          check=False)
@@ -99,3 +100,18 @@ def test_all_notebooks_pass_nbval(tmp_path):
     print(f"{seconds:6.1f} s  all notebooks, nbval included (budget {BUDGET_SECONDS} s)")
     # The budget is a performance target: benchmarks/bench_import.py measures it on a quiet machine.
     # A timed assertion here would fail whenever the machine is busy, which says nothing about the notebooks.
+
+
+def test_notebook_runs_move_the_date_years_ahead(years_ahead):
+    # The nbval runs above go through years_ahead(); this proves the date really moves in the kernel's
+    # process tree (faketime's library is inherited by every child), so no checked output can hold today.
+    import datetime
+
+    if shutil.which("faketime") is None:
+        pytest.skip("needs Debian's faketime (`make test` installs it as root; else `apt-get install faketime`): "
+                    "the notebooks ran on today's date only")
+    child = "import subprocess, sys; print(subprocess.run([sys.executable, '-c', " \
+            "'import datetime; print(datetime.date.today().year)'], capture_output=True, text=True).stdout)"
+    shown = subprocess.run(years_ahead([sys.executable, "-c", child]), capture_output=True, text=True,
+                           timeout=60, check=True).stdout
+    assert int(shown) >= datetime.date.today().year + 4

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ..home import Home
@@ -23,7 +24,11 @@ from ..users import ScriptedUser
 from .tasks import Task
 from .validate import PLACEHOLDER
 
-__all__ = ["Scene", "copy_home", "fill", "room_pattern", "set_stage"]
+__all__ = ["SCENE_NOW", "Scene", "copy_home", "fill", "room_pattern", "set_stage"]
+
+# "Now" in every benchmark episode, whatever the day it runs: a memory task's "last week" or
+# "yesterday" is read against this date, so a task file means the same thing next year.
+SCENE_NOW = datetime(2026, 12, 1, 9, 0)
 
 
 def copy_home(home: Home) -> Home:
@@ -101,6 +106,9 @@ def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
 def seed_memory(seed: dict[str, Any], user: str) -> Any:
     """A fresh in-memory long-term store holding earlier sessions, and a Memory for ``user`` over it.
 
+    The store's clock stands still at :data:`SCENE_NOW`: what the episode says is stored at that
+    time, and "last week" means the week before it.
+
     Examples:
         >>> memory = seed_memory({"preferences": {"office temperature": 21},
         ...     "turns": [{"role": "user", "text": "I like the office at 21 degrees", "at": "2026-11-28 09:14"}]}, "ana")
@@ -109,7 +117,7 @@ def seed_memory(seed: dict[str, Any], user: str) -> Any:
     """
     from ..memory import Memory, MemoryStore
 
-    store = MemoryStore(":memory:")
+    store = MemoryStore(":memory:", clock=lambda: SCENE_NOW)
     for key, value in seed.get("preferences", {}).items():
         store.remember_preference(user, key, value)
     for n, turn in enumerate(seed.get("turns", [])):
