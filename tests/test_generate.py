@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 
 import networkx as nx
 import pytest
@@ -50,17 +49,14 @@ def test_a_big_building_has_floors_and_realistic_rooms():
     assert not nx.is_tree(home.graph)  # some offices share a door
 
 
-def test_a_5000_device_world_parses_and_loads_from_its_file_quickly(tmp_path):
+def test_a_5000_device_world_parses_and_loads_from_its_file(tmp_path):
+    # How fast: benchmarks/bench_scale.py (a timing here would fail on a busy machine, not a slow loader).
     data = generate_world(1000, 5000, seed=1)
-    start = time.perf_counter()
-    parse_world(data, "big")
-    assert time.perf_counter() - start < 2.0
+    assert len(parse_world(data, "big").devices) == 5000
     path = tmp_path / "big.yaml"
     assert main(["worlds", "generate", "--rooms", "1000", "--devices", "5000", "--seed", "1", "--out", str(path)]) == 0
-    start = time.perf_counter()
     home = load_world(path)
-    assert time.perf_counter() - start < 2.0
-    assert len(home.devices) == 5000
+    assert len(home.devices) == 5000 and home.graph.number_of_nodes() == 1000
 
 
 def test_json_world_text_reads_like_its_yaml():

@@ -1,6 +1,5 @@
 """The poller: SAGE's fridge scenario at the engine level, edges, errors, cancelling, the tools."""
 
-import time
 from datetime import datetime
 
 import pytest
@@ -219,17 +218,13 @@ def test_tools_without_a_monitor_say_so(home):
 
 # -------------------------------------------------------------------- cost
 @pytest.mark.parametrize("isolation", ["inline", "process"])
-def test_cost_per_tick_is_small(home, isolation, capsys):
+def test_every_condition_is_evaluated_each_tick(home, isolation):
+    # How long a tick takes: benchmarks/bench_scale.py (timed against plain Python in the same run).
     with Monitor(home, isolation=isolation) as monitor:
         for n in range(20):
             monitor.register(FRIDGE_OPEN.replace("fridge_open", f"c{n}"), Action("x"))
-        monitor.tick()  # warm up
-        monitor.seconds_evaluating = 0.0
-        started = time.perf_counter()
-        for _ in range(50):
+        for _ in range(5):
             monitor.tick()
-        per_tick = (time.perf_counter() - started) / 50
-    with capsys.disabled():
-        print(f"\n[{isolation}] 20 conditions: {per_tick * 1e3:.3f} ms per tick, "
-              f"{monitor.seconds_evaluating / 50 / 20 * 1e6:.1f} us per condition evaluation")
-    assert per_tick < 0.1  # generous: a poller ticks every 10 simulated seconds
+    checks = [c for c in monitor.timeline if c.seconds > 0]
+    assert len(checks) == 5 * 20 and all(c.value is False and c.error is None for c in checks)
+    assert monitor.seconds_evaluating > 0
