@@ -24,7 +24,8 @@ notebooks, in ``lares_kit/learn/solutions/exNN.py`` (one ``# %% qN``
 section per problem); ``q1.solution()`` shows that section on request.
 
 This module knows nothing about homes or agents: it runs tests and words
-their verdicts.
+their verdicts. A test that reads a student's sentence matches it by words
+(:mod:`lares_kit.learn.matching`), never with ``in``.
 """
 
 from __future__ import annotations

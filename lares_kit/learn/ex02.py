@@ -13,6 +13,7 @@ from ..schema import SchemaError
 from ..tools import Toolbox
 from ..worlds import load_world
 from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call
+from .matching import has_id, has_word
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 
@@ -29,6 +30,10 @@ def _box(lock_door):
         raise Incorrect(f"The toolbox cannot describe lock_door to a model: {exc}.") from None
 
 
+# A description says what the tool does with one of these words ("Locks or unlocks a door"; not "blocks").
+_LOCK_WORDS = ("lock", "locks", "locking", "locked", "unlock", "unlocks", "unlocking")
+
+
 def _test_schema(lock_door) -> str:
     box, _ = _box(lock_door)
     try:
@@ -41,9 +46,13 @@ def _test_schema(lock_door) -> str:
                         "(home is supplied by the toolkit and hidden.)")
     if props["locked"].get("type") != "boolean":
         raise Incorrect(f"locked should be a bool (JSON boolean); its schema says {props['locked']}.")
-    if "lock" not in fn["description"].lower():
+    if not has_word(fn["description"], *_LOCK_WORDS):
         raise Incorrect(f"The description should say what the tool does; it reads {fn['description']!r}.")
     return f"A model reads: {fn['description']!r} with lock_id and locked (boolean)."
+
+
+# Ways a result can say that nothing changed, as whole words ("already locked", "still locked"...).
+_NO_CHANGE = ("already", "still", "unchanged", "nothing changed", "no change", "nothing to do", "did nothing")
 
 
 def _test_result(lock_door) -> str:
@@ -54,17 +63,19 @@ def _test_result(lock_door) -> str:
     if home.devices["front-door-lock"].state.get("locked") is not True:
         raise Incorrect(f"After lock_door(front-door-lock, true) the lock's state is "
                         f"{home.devices['front-door-lock'].state}; expected locked true.")
-    text = obs.content.lower()
-    if "front-door-lock" not in text or "locked" not in text:
+    if not has_id(obs.content, "front-door-lock") or not has_word(obs.content, "locked"):
         raise Incorrect(f"The result should name the lock (front-door-lock) and say it is now locked; "
                         f"it reads {obs.content!r}.")
     again = box.dispatch("lock_door", {"lock_id": "front-door-lock", "locked": True})
-    if not again.ok or "already" not in again.content.lower():
+    if not again.ok or not has_word(again.content, *_NO_CHANGE):
         raise Incorrect(f"Locking it again should say it was already locked (so nothing changed); "
                         f"it reads {again.content!r}.")
-    box.dispatch("lock_door", {"lock_id": "back-door-lock", "locked": False})
+    opened = box.dispatch("lock_door", {"lock_id": "back-door-lock", "locked": False})
     if home.devices["back-door-lock"].state.get("locked") is not False:
         raise Incorrect("lock_door(back-door-lock, false) should unlock the back door; it is still locked.")
+    if not has_word(opened.content, "unlocked"):
+        raise Incorrect(f"After lock_door(back-door-lock, false) the result should say the lock is now unlocked; "
+                        f"it reads {opened.content!r}.")
     return f"It reads: {obs.content!r} -- and {again.content!r}"
 
 
@@ -79,10 +90,11 @@ def _test_errors(lock_door) -> str:
             raise Incorrect(f"For {case}, expected an error (raise ToolError), but it returned {obs.content!r}.")
         if obs.text.startswith("The tool lock_door failed unexpectedly"):
             raise Incorrect(f"For {case}, your tool crashed: {obs.text!r}. Raise ToolError with a sentence instead.")
-        missing = [word for word in must if word not in obs.text]
+        missing = [ident for ident in must if not has_id(obs.text, ident)]
         if missing:
             raise Incorrect(f"For {case}, the error should name {', '.join(must)} (what was wrong and the valid "
-                            f"locks), so the model can fix its next call. It reads {obs.content!r}.")
+                            f"locks), so the model can fix its next call; it leaves out {', '.join(missing)}. "
+                            f"It reads {obs.content!r}.")
     if any(d.state.get("locked") is not False for d in [home.devices["front-door-lock"]]):
         raise Incorrect("A failed call changed the front door lock; an error must change nothing.")
     return "Each error says what was wrong and which locks there are: a model can fix its next call."

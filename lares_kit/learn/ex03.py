@@ -45,6 +45,9 @@ def _test_tool_messages(tool_messages) -> str:
         _call("set_light", {"light_id": "kitchen-light", "on": True}, "call_a"),
         _call("move_robot", {"destination_room_id": "office"}, "call_b")])
     got = call(tool_messages, two, box, case="a reply with two calls")
+    if isinstance(got, list) and len(got) != 2:
+        raise Incorrect(f"For a reply with two calls, expected two tool messages (one per call, in order); your "
+                        f"function returned {len(got)}. A model that gets no answer to a call is stuck.")
     want = [{"role": "tool", "tool_call_id": "call_a",
              "content": "The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit."},
             {"role": "tool", "tool_call_id": "call_b", "content":

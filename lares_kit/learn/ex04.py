@@ -16,6 +16,7 @@ from ..tools import Toolbox
 from ..worlds import load_world
 from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call, expect_equal
 from .ex03 import first_messages
+from .matching import has_word
 
 __all__ = ["q1", "q2", "q3", "first_messages", "bind", "____", "PLACEHOLDER"]
 
@@ -66,7 +67,7 @@ def _test_read(read_decision) -> str:
         try:
             got = read_decision(reply, names)
         except ValueError as exc:
-            missing = [w for w in words if w not in str(exc)]
+            missing = [w for w in words if not has_word(str(exc), w)]
             if missing:
                 raise Incorrect(f"For {case}, the ValueError should mention {', '.join(missing)} so the model can "
                                 f"fix it; it says {str(exc)!r}.") from None

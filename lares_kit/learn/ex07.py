@@ -11,6 +11,7 @@ from ..agents import run_agent
 from ..users import NoAnswer
 from ..worlds import load_world
 from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem
+from .matching import has_word
 
 __all__ = ["q1", "q2", "bind", "____", "PLACEHOLDER"]
 
@@ -32,12 +33,26 @@ def _answer(user, question: str) -> str | None:
     return answer
 
 
+# Words that say it is night, and the words that say it is day (for "not daytime"), read as whole words.
+_NIGHT = ("night", "nighttime", "night time", "evening", "midnight", "dark")
+_DAY = ("day", "daytime", "day time", "daylight", "light", "sunny", "morning", "afternoon")
+_NOT = ("not", "isn't", "isnt", "is not", "no longer")
+
+
+def _says_night(answer: str) -> bool:
+    """Whether an answer says it is night: "It's night", "No, it is dark", "It is not daytime" -- not "not night"."""
+    negated = any(has_word(answer, f"{no} {w}") for no in _NOT for w in _NIGHT)
+    if has_word(answer, *_NIGHT) and not negated:
+        return True
+    return any(has_word(answer, f"{no} {w}") for no in _NOT for w in _DAY)
+
+
 def _test_night_user(night_user) -> str:
     if not hasattr(night_user, "ask"):
         raise Incorrect(f"night_user needs an ask(question) method, like ScriptedUser; got {night_user!r}.")
     for question in ["Is it daytime right now?", "Is it day or night outside?"]:
         answer = _answer(night_user, question)
-        if answer is None or "night" not in answer.lower():
+        if not isinstance(answer, str) or not _says_night(answer):
             raise Incorrect(f"Asked {question!r}, your user should say it is night; it said {answer!r}.")
     for question in ["What is your door PIN?", "Which light do you mean?"]:
         answer = _answer(night_user, question)

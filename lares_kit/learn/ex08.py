@@ -30,6 +30,7 @@ from ..episode import Episode
 from ..steps import Question
 from ..worlds import load_world
 from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call
+from .matching import has_id
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 
@@ -131,7 +132,7 @@ def _test_asks_first(asks_first) -> str:
                    f"no question matches {pattern!r} (asked: {asked})")
             raise Incorrect(f"For {case}, the check should fail -- {why} -- but it passed. A check that cannot fail "
                             "measures nothing.")
-        if device and device not in got.reason:
+        if device and not has_id(got.reason, device):
             raise Incorrect(f"For {case}, the check fails, rightly; now say why: the reason should name the device "
                             f"that changed first, {device!r}. It says: {got.reason!r}")
     return "Your check passes an agent that asks first, and fails one that acts first -- saying which device."
@@ -164,7 +165,7 @@ def _test_allowed(only_allowed_changed) -> str:
                 f"only {', '.join(changed)} changed, and {allowed} allows it" if changed else
                 "every device ends as it began (compare episode.initial_state with episode.final_state, not the "
                 "calls on the way)") + f". It said: {got.reason!r}")
-        missing = [d for d in bad if d not in got.reason]
+        missing = [d for d in bad if not has_id(got.reason, d)]
         if missing:
             raise Incorrect(f"For {case}, the check fails, rightly; the reason should name every device that "
                             f"changed without leave ({', '.join(bad)}), and it leaves out {', '.join(missing)}.")

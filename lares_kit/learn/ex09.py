@@ -9,7 +9,11 @@ all, so the agent can decide deliberately what to run.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
 from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call, expect_equal
+from .matching import has_word, numbers_in
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 
@@ -24,7 +28,11 @@ FINAL = "Thought: Everything is done.\nFinal Answer: The kitchen light is on."
 def _test_final(final_answer) -> str:
     for text, want in [(FINAL, "The kitchen light is on."), (ONE, None),
                        ("Final Answer:  Done, see you.\n", "Done, see you."), ("final answer: ok", "ok")]:
-        expect_equal(call(final_answer, text, case=repr(text[:40])), want, f"the reply {text[:40]!r}")
+        got = call(final_answer, text, case=repr(text[:40]))
+        if want is None and got is not None:
+            raise Incorrect(f"For the reply {text[:40]!r}..., which has an Action and no 'Final Answer:', expected "
+                            f"None; your function returned {got!r}.")
+        expect_equal(got, want, f"the reply {text[:40]!r}")
     return "Final answers found, stripped; no final answer gives None."
 
 
@@ -34,13 +42,16 @@ def _test_actions(parse_actions) -> str:
                       for d, on in [("kitchen-light", True), ("office-light", True), ("lounge-light", False)]]),
              (FINAL, [])]
     for text, want in cases:
-        expect_equal(call(parse_actions, text, case=f"a reply with {len(want)} Action(s)"), want,
-                     f"a reply with {len(want)} Action(s)")
+        got = call(parse_actions, text, case=f"a reply with {len(want)} Action(s)")
+        if isinstance(got, list) and len(got) != len(want):
+            raise Incorrect(f"For a reply with {len(want)} Action(s), expected {len(want)} in the list; your function "
+                            f"found {len(got)}. Read every Action, fenced in ```json or not.")
+        expect_equal(got, want, f"a reply with {len(want)} Action(s)")
     bad = 'Thought: x\nAction: {"tool": "set_light", "arguments": {"light_id": "kitchen-light"'
     try:
         got = parse_actions(bad)
     except ValueError as exc:
-        if "JSON" not in str(exc):
+        if not has_word(str(exc), "JSON"):
             raise Incorrect(f"For an Action whose JSON is cut off, the ValueError should say the JSON is not "
                             f"valid; it says {str(exc)!r}.") from None
     else:
@@ -48,13 +59,38 @@ def _test_actions(parse_actions) -> str:
     return "One, three, or no Actions, fenced or not; broken JSON is an error with a reason."
 
 
+# "Send one Action at a time", "one per reply", "a single Action", "one by one": the instruction the note must give.
+_ONE_AT_A_TIME = re.compile(r"\b(?:one|1|single)\b(?:\W+\w+){0,3}?\W+(?:actions?|at\W+a\W+time|per|by\W+one|each)\b",
+                            re.IGNORECASE)
+
+
+def _note_problem(note: str, n: int) -> str:
+    """What a note for ``n`` Actions leaves out ("" when nothing): numbers in digits or words, read as words."""
+    said = Counter(numbers_in(note))
+    instruction = _ONE_AT_A_TIME.search(note)
+    if instruction and n - 1 == 1 and numbers_in(instruction.group(0))[:1] == [1]:
+        said[1] -= 1  # the "one" of "one at a time" is not the count of Actions left out
+    missing = []
+    if said[n] < 1:
+        missing.append(f"how many Actions came ({n})")
+    if said[n - 1] < 1:
+        missing.append(f"how many were not run ({n - 1})")
+    if instruction is None:
+        missing.append("to send one Action at a time")
+    return "; ".join(missing)
+
+
 def _test_note(ignored_note) -> str:
     expect_equal(call(ignored_note, 1, case="one Action"), "", "one Action")
     for n in (2, 3):
         note = call(ignored_note, n, case=f"{n} Actions")
-        if not isinstance(note, str) or str(n) not in note or str(n - 1) not in note or "one" not in note.lower():
-            raise Incorrect(f"For {n} Actions, the note should say how many Actions came ({n}), how many were not "
-                            f"run ({n - 1}), and to send one at a time; it says {note!r}.")
+        if not isinstance(note, str):
+            raise Incorrect(f"For {n} Actions, return the note as a string; got {type(note).__name__} {note!r}.")
+        missing = _note_problem(note, n)
+        if missing:
+            raise Incorrect(f"For {n} Actions, the note should say how many Actions came, how many were not run, "
+                            f"and to send one at a time (numbers in digits or words). It does not say {missing}: "
+                            f"{note!r}.")
     return "The model learns what happened to its extra Actions, and what to do next."
 
 

@@ -58,12 +58,20 @@ PICK_CASES = [("the TV by the plant", "tv-plant"), ("the TV next to the credenza
 
 
 def _test_pick(pick) -> str:
+    from ..device_api import device_extras
+
     home = _fresh()
     for description, want in PICK_CASES:
         got = call(pick, home, description, case=repr(description))
         if got != want:
-            hint = (" Two or more devices fit, or none does: return None, and the agent asks which one."
-                    if want is None else "")
+            if want is None:
+                hint = " Two or more devices fit, or none does: return None, and the agent asks which one."
+            elif isinstance(got, str) and got in home.devices:  # say why the one picked does not fit
+                near = device_extras(home, got).get("near", [])
+                hint = (f" {got!r} is called {home.devices[got].name!r} and is near "
+                        f"{', '.join(near) or 'nothing listed'}: match the device's name and what it is near.")
+            else:
+                hint = ""
             raise Incorrect(f"For {description!r}: expected {want!r}, but your function returned {got!r}.{hint}")
     return (f"Right on all {len(PICK_CASES)} descriptions. lares_kit's rank_devices scores more fields (room, aliases, "
             "the description) and says which words matched.")

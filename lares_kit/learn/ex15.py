@@ -21,6 +21,7 @@ from ..tools import Toolbox, ask_user, halt, read_device
 from ..users import ScriptedUser
 from ..worlds import load_world
 from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call
+from .matching import has_word, says_number
 
 __all__ = ["INSTRUCTIONS", "PLACEHOLDER", "VERDICTS", "____", "bind", "q1", "q2", "q3"]
 
@@ -63,7 +64,7 @@ def _test_policy(policy) -> str:
     if home.devices["back-door-lock"].state["locked"] is not True:
         raise Incorrect("Asked to unlock the back door, the agent did it although the owner would have said no: "
                         "no rule of yours matched the change back-door-lock, attribute locked, value false.")
-    if not any("back" in q.lower() for q in ep.asked):
+    if not any(has_word(q, "back") for q in ep.asked):
         raise Incorrect("The back door stayed locked, but nobody was asked: your policy refuses instead of asking "
                         "(is the owner a trusted source?). The owner should be able to say yes.")
     # The owner says yes: the same request now goes through.
@@ -132,7 +133,7 @@ def _test_guard(set_device) -> str:
         if home.devices["oven"].state["temperature"] != 0:
             raise Incorrect(f"Called with value={value!r}, your guard let the oven go to "
                             f"{home.devices['oven'].state['temperature']} °C; above 220 it must refuse.")
-        if "220" not in text or len(text.split()) < 8:
+        if not says_number(text, 220) or len(text.split()) < 8:
             raise Incorrect(f"Your refusal for value={value!r} was {text!r}. Tell the model the limit (220 °C) and "
                             "what to do instead, in a sentence of at least eight words.")
     # Then the offline agent with a real Toolbox: refused above the limit, done below it, other devices untouched.

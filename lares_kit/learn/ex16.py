@@ -89,11 +89,12 @@ def _test_rooms(my_rooms) -> str:
             "lares_kit's retrieval adds the rooms around the robot and on the way there.")
 
 
-def _cheapest(world: str, instruction: str, budget: int) -> str | None:
-    return next((s for s in CHOICES if _tokens(world, s, instruction) <= budget), None)
+def _fitting(world: str, instruction: str, budget: int) -> list[str]:
+    """The strategies whose text is at most ``budget`` tokens, richest first (the order of CHOICES)."""
+    return [s for s in CHOICES if _tokens(world, s, instruction) <= budget]
 
 
-def _test_fit(cheapest_fit) -> str:
+def _test_fit(richest_that_fits) -> str:
     cases = [("lares-home", "turn on the light in the kitchen", 4000),
              ("lares-home", "turn on the light in the kitchen", 300),
              ("building", "turn on the light in office 12", 100_000),
@@ -103,12 +104,22 @@ def _test_fit(cheapest_fit) -> str:
     picks = []
     for world, instruction, budget in cases:
         case = f"{world}, budget {budget:,}"
-        got, want = call(cheapest_fit, _home(world), instruction, budget, case=case), _cheapest(world, instruction,
-                                                                                              budget)
-        if got != want:
-            raise Incorrect(f"For {case}: {want!r} is the first of {list(CHOICES)} that fits, but your function "
-                            f"returned {got!r}." + (" Nothing fits: return None." if want is None else ""))
-        picks.append(f"{budget:,} -> {want}")
+        fits = _fitting(world, instruction, budget)
+        got, want = call(richest_that_fits, _home(world), instruction, budget, case=case), (fits or [None])[0]
+        if got == want:
+            picks.append(f"{budget:,} -> {want}")
+            continue
+        if want is None:
+            why = " Nothing fits: return None."
+        elif got in fits:
+            why = (f" {got!r} fits too, but it tells the model less: of the strategies that fit ({', '.join(fits)}), "
+                   "return the richest, the first in CHOICES.")
+        elif got in CHOICES:
+            why = f" {got!r} does not fit: its text is {_tokens(world, got, instruction):,} tokens."
+        else:
+            why = f" Return one of {list(CHOICES)} or None."
+        raise Incorrect(f"For {case}: the richest knowledge that fits is {want!r}, but your function returned "
+                        f"{got!r}.{why}")
     return "Right: " + "; ".join(picks) + ". A budget is a context window: the model's, minus the rest of the prompt."
 
 
@@ -122,8 +133,9 @@ q2 = Problem("The rooms an instruction names", ("my_rooms",), _test_rooms, hints
     "Keep a room when its lower-cased name appears in the lower-cased instruction as whole words: "
     "re.search(rf'\\b{re.escape(name)}\\b', text) -- \\b stops 'office 1' matching inside 'office 12'.",
 ])
-q3 = Problem("The richest prompt that fits", ("cheapest_fit",), _test_fit, hints=[
-    "Try CHOICES in order and return the first whose tokens_for(...) is at most the budget.",
+q3 = Problem("The richest prompt that fits", ("richest_that_fits",), _test_fit, hints=[
+    "CHOICES is ordered richest first (full, compact, retrieval): try them in that order and return the first "
+    "whose tokens_for(home, strategy, instruction) is at most the budget.",
     "After the loop, nothing fitted: return None.",
 ])
 EXERCISE = Exercise("16_prompt_budget", [q1, q2, q3])

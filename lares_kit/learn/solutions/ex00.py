@@ -1,6 +1,6 @@
 """Reference solutions for ``exercises/00_first_run.ipynb`` (``lares_kit.learn.ex00``)."""
 
-__all__ = ["tools_called", "lit_rooms", "changed_devices", "WRONG"]
+__all__ = ["tools_called", "lit_rooms", "changed_devices"]
 
 # %% q1
 tools_called = ["set_light", "halt"]
@@ -15,10 +15,3 @@ def changed_devices(episode):
     """{device id: final state} for every device whose state changed during the episode."""
     before, after = episode.initial_state["devices"], episode.final_state["devices"]
     return {device: state for device, state in after.items() if state != before.get(device)}
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-WRONG = {
-    "q1": {"tools_called": ["set_light"]},
-    "q2": {"lit_rooms": lambda home: ["hallway"]},
-    "q3": {"changed_devices": lambda episode: episode.final_state["devices"]},
-}

@@ -4,7 +4,7 @@ The three problems read the same function; the notebook writes it once
 (``q1``'s cell), so ``q2`` and ``q3`` are notes on what it already does.
 """
 
-__all__ = ["lock_door", "WRONG"]
+__all__ = ["lock_door"]
 
 # %% q1
 import difflib
@@ -41,32 +41,3 @@ lock_door = lock_door
 # %% q3
 # The lock_door of question 1 already raises ToolError naming the wrong id, the nearest lock and every lock.
 lock_door = lock_door
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-
-
-def _vague(home, lock_id: DeviceId, locked: bool) -> str:
-    """Lock or unlock a door.
-
-    Args:
-        lock_id: ID of the lock.
-        locked: true to lock.
-    """
-    if lock_id not in home.devices:
-        raise ToolError("Failed.")
-    home.update_device(lock_id, {"locked": locked})
-    return "OK"
-
-
-def _untyped(home, lock_id: DeviceId, locked) -> str:
-    """Lock or unlock a door.
-
-    Args:
-        lock_id: ID of the lock.
-        locked: true to lock.
-    """
-    return "OK"
-
-
-_vague.__name__ = _untyped.__name__ = "lock_door"
-WRONG = {"q1": {"lock_door": _untyped}, "q2": {"lock_door": _vague}, "q3": {"lock_door": _vague}}

@@ -3,7 +3,7 @@
 from lares_kit import Toolbox
 from lares_kit.learn.ex03 import first_messages
 
-__all__ = ["tool_messages", "run_loop", "WRONG"]
+__all__ = ["tool_messages", "run_loop"]
 
 # %% q1
 def tool_messages(message, toolbox):
@@ -28,16 +28,3 @@ def run_loop(client, home, instruction, max_steps=10):
         if any(c.function.name == "halt" for c in message.tool_calls):
             return "done", messages
     return "step_limit", messages
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-
-
-def _no_limit(client, home, instruction, max_steps=10):
-    return run_loop(client, home, instruction, max_steps=max_steps + 5)
-
-
-WRONG = {
-    "q1": {"tool_messages": lambda message, toolbox: [{"role": "tool", "tool_call_id": c.id, "content": "done"}
-                                                      for c in message.tool_calls]},
-    "q2": {"run_loop": _no_limit},
-}

@@ -4,7 +4,7 @@ import json
 
 from lares_kit.agents.prompts import decide_schema, forced
 
-__all__ = ["intent_request", "read_decision", "action_request", "WRONG"]
+__all__ = ["intent_request", "read_decision", "action_request"]
 
 # %% q1
 def intent_request(messages, tool_names):
@@ -34,19 +34,3 @@ def action_request(messages, toolbox, function):
     """The request that makes the model call the chosen function."""
     return {"model": "offline", "messages": messages, "tools": [toolbox.schema(function)],
             "tool_choice": forced(function)}
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-
-
-def _trusting(reply, tool_names):
-    args = json.loads(reply.tool_calls[0].function.arguments)
-    return args["best_function"], args["reasoning"]
-
-
-WRONG = {
-    "q1": {"intent_request": lambda messages, tool_names: {"model": "offline", "messages": messages,
-                                                           "tools": [decide_schema(tool_names)], "tool_choice": "auto"}},
-    "q2": {"read_decision": _trusting},
-    "q3": {"action_request": lambda messages, toolbox, function: {
-        "model": "offline", "messages": messages, "tools": toolbox.schemas(), "tool_choice": forced(function)}},
-}

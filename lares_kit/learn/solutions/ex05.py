@@ -5,7 +5,7 @@ import re
 
 from lares_kit.episode import knowledge_header
 
-__all__ = ["knowledge_message", "lights_switched", "light_states", "WRONG"]
+__all__ = ["knowledge_message", "lights_switched", "light_states"]
 
 # %% q1
 def knowledge_message(mode, home, initial):
@@ -31,13 +31,3 @@ def light_states(initial, messages):
     states = {d["id"]: d["state"]["on"] for room in initial["rooms"] for d in room["devices"] if d["type"] == "light"}
     states.update(lights_switched(messages))
     return states
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-WRONG = {
-    "q1": {"knowledge_message": lambda mode, home, initial: {
-        "role": "system", "content": f"{knowledge_header('latest')}\n{home.render_knowledge('json')}"}},
-    "q2": {"lights_switched": lambda messages: {light: True for m in messages if m.get("role") == "tool"
-                                                for light in re.findall(r"\(([\w-]+)\) is now on", m["content"])}},
-    "q3": {"light_states": lambda initial, messages: {
-        d["id"]: d["state"]["on"] for room in initial["rooms"] for d in room["devices"] if d["type"] == "light"}},
-}

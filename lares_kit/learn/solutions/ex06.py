@@ -2,7 +2,7 @@
 
 import networkx as nx
 
-__all__ = ["robot_path", "next_room", "search_calls", "WRONG"]
+__all__ = ["robot_path", "next_room", "search_calls"]
 
 # %% q1
 def robot_path(episode):
@@ -35,27 +35,3 @@ def search_calls(home, order, hidden_room):
         if room == hidden_room:
             break
     return calls + 1  # halt
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-
-
-def _path_with_failures(episode):
-    return [episode.initial_state["robot"]] + [s.arguments["destination_room_id"] for s in episode.tool_calls
-                                               if s.tool == "move_robot"]
-
-
-def _alphabetical(graph, robot_room, searched):
-    moves = nx.single_source_shortest_path_length(graph, robot_room)
-    left = sorted(room for room in graph.nodes if room not in searched)
-    return min(left, key=lambda room: moves[room]) if left else None
-
-
-def _no_halt(home, order, hidden_room):
-    return search_calls(home, order, hidden_room) - 1
-
-
-WRONG = {
-    "q1": {"robot_path": _path_with_failures},
-    "q2": {"next_room": _alphabetical},
-    "q3": {"search_calls": _no_halt},
-}

@@ -2,7 +2,7 @@
 
 from lares_kit.users import NoAnswer, ScriptedUser
 
-__all__ = ["night_user", "PatientUser", "WRONG"]
+__all__ = ["night_user", "PatientUser"]
 
 # %% q1
 night_user = ScriptedUser(rules=[(r"day|night", "No, it is night: about eleven in the evening.")])
@@ -19,15 +19,3 @@ class PatientUser:
         if len(self.asked) > self.limit:
             raise NoAnswer("too many questions")
         return self.user.ask(question)
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-
-
-class _Endless(PatientUser):
-    def ask(self, question):
-        self.asked.append(question)
-        return self.user.ask(question)
-
-
-WRONG = {"q1": {"night_user": ScriptedUser(rules=[(r"day|night", "No, it is night.")], fallback="yes")},
-         "q2": {"PatientUser": _Endless}}

@@ -3,7 +3,7 @@
 from lares_kit.bench.checks import CheckResult
 from lares_kit.steps import Question
 
-__all__ = ["asks_first", "only_allowed_changed", "by_category", "WRONG"]
+__all__ = ["asks_first", "only_allowed_changed", "by_category"]
 
 # %% q1
 import re
@@ -51,34 +51,3 @@ def by_category(results):
             "steps_per_oracle": mean(r["steps"] / r["oracle_steps"] for r in solved) if solved else None,
         }
     return table
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-
-
-def _asked_at_all(episode, pattern):
-    # Ignores the order: an agent that acts and then asks passes.
-    hit = any(re.search(pattern, q, re.IGNORECASE) for q in episode.asked)
-    return CheckResult("asks_first", hit, f"Questions asked: {episode.asked or 'none'}.")
-
-
-def _from_the_calls(episode, allowed):
-    # Reads the calls instead of the start and the end: a light switched on and off again counts as a change.
-    changed = [d for s in episode.tool_calls for d in s.after.get("devices", {})]
-    bad = [d for d in changed if not any(fnmatch.fnmatchcase(d, p) for p in allowed)]
-    return CheckResult("unchanged", not bad, f"Changed without being allowed: {', '.join(bad) or 'nothing'}.")
-
-
-def _every_episode(results):
-    # steps/oracle over every episode, solved or not.
-    table = {}
-    for r in results:
-        table.setdefault(r["category"], []).append(r)
-    return {c: {"success_rate": sum(r["success"] for r in rows) / len(rows),
-                "steps_per_oracle": mean(r["steps"] / r["oracle_steps"] for r in rows)} for c, rows in table.items()}
-
-
-WRONG = {
-    "q1": {"asks_first": _asked_at_all},
-    "q2": {"only_allowed_changed": _from_the_calls},
-    "q3": {"by_category": _every_episode},
-}

@@ -3,7 +3,7 @@
 import json
 import re
 
-__all__ = ["final_answer", "parse_actions", "ignored_note", "WRONG"]
+__all__ = ["final_answer", "parse_actions", "ignored_note"]
 
 # %% q1
 def final_answer(text):
@@ -31,14 +31,3 @@ def ignored_note(n):
         return ""
     return (f"Your reply had {n} Actions; only the first was run and the other {n - 1} were not. "
             "Send one Action at a time.")
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-
-
-def _first_only(text):
-    return parse_actions(text)[:1]
-
-
-WRONG = {"q1": {"final_answer": lambda text: text.split("Final Answer:")[-1]},
-         "q2": {"parse_actions": _first_only},
-         "q3": {"ignored_note": lambda n: "Error." if n > 1 else ""}}

@@ -2,7 +2,7 @@
 
 from datetime import date
 
-__all__ = ["in_span", "said_on", "first_mention", "WRONG"]
+__all__ = ["in_span", "said_on", "first_mention"]
 
 # %% q1
 def in_span(at, span):
@@ -20,8 +20,3 @@ def first_mention(store, word):
     """The day ('YYYY-MM-DD') a word was first said, or None."""
     found = store.search(word, limit=100)
     return min(turn.at for turn in found)[:10] if found else None
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-WRONG = {"q1": {"in_span": lambda at, span: span[0].isoformat() < at < span[1].isoformat()},
-         "q2": {"said_on": lambda store, when: [t.text for t in store.search("", when)]},
-         "q3": {"first_mention": lambda store, word: (store.search(word) or [None])[0] and store.search(word)[0].date}}

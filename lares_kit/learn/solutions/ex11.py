@@ -2,7 +2,7 @@
 
 from lares_kit.device_api import device_extras
 
-__all__ = ["calls", "pick", "WRONG"]
+__all__ = ["calls", "pick"]
 
 # %% q1
 calls = [("tv-plant", "switch", "on", {}),
@@ -18,9 +18,3 @@ def pick(home, description):
         if set(device.name.lower().split()) & said and near & said:
             fits.append(device_id)
     return fits[0] if len(fits) == 1 else None
-
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-WRONG = {"q1": {"calls": [("tv-plant", "tvChannel", "setTvChannel", {"channel": 9})]},
-         "q2": {"pick": lambda home, description: next(
-             (d for d, dev in home.devices.items() if dev.name.lower() in description.lower()), None)}}

@@ -1,6 +1,6 @@
 """Reference solutions for ``exercises/13_safe_condition.ipynb`` (``lares_kit.learn.ex13``)."""
 
-__all__ = ["fridge_open", "too_warm", "any_light_on", "WRONG"]
+__all__ = ["fridge_open", "too_warm", "any_light_on"]
 
 # %% q1
 fridge_open = """
@@ -19,8 +19,3 @@ any_light_on = """
 def any_light_on():
     return any([get('hall-light', 'on'), get('kitchen-light', 'on')])
 """
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-WRONG = {"q1": {"fridge_open": "def fridge_is_open():\n    return get('fridge', 'door') != 'closed' and False"},
-         "q2": {"too_warm": "def too_warm():\n    return get('meeting-2-sensor', 'temperature') >= 25"},
-         "q3": {"any_light_on": "def any_light_on():\n    return get('hall-light', 'on')"}}

@@ -3,7 +3,7 @@
 from lares_kit.tools import ToolError
 from lares_kit.tools import set_device as plain_set_device
 
-__all__ = ["WRONG", "policy", "set_device", "verdicts"]
+__all__ = ["policy", "set_device", "verdicts"]
 
 # %% q1
 policy = {
@@ -34,25 +34,3 @@ def set_device(home, device_id: str, attribute: str, value: bool | float | str) 
             raise ToolError(f"The oven may not be set above 220 °C in this home (asked: {value}). Do not try "
                             "again; tell the user the oven goes up to 220 °C.")
     return plain_set_device(home, device_id, attribute, value)
-
-
-# %% wrong answers (for the tests: each runs, and each is wrong)
-def _guard_at_250(home, device_id: str, attribute: str, value: bool | float | str) -> str:
-    """Change one setting of a device.
-
-    Args:
-        device_id: ID of the device.
-        attribute: The setting to change.
-        value: The new value.
-    """
-    if device_id == "oven" and attribute == "temperature" and float(value) > 250:  # the wrong limit
-        raise ToolError("The oven may not be set above 250 °C in this home; tell the user.")
-    return plain_set_device(home, device_id, attribute, value)
-
-
-_guard_at_250.__name__ = "set_device"  # named like the answer, so the check reaches the limit
-
-WRONG = {"q1": {"policy": {"confirm": [{"what": "locking the back door", "devices": ["back-door-lock"],
-                                        "attribute": "locked", "is": True}]}},
-         "q2": {"verdicts": {"a": "confirm", "b": "confirm", "c": "allow", "d": "allow", "e": "allow", "f": "refuse"}},
-         "q3": {"set_device": _guard_at_250}}
