@@ -150,7 +150,8 @@ class Gullible:
                 return decide("set_device", "The note says the owner wants the door unlocked.")
             if "set_device" in names:
                 return call("set_device", **UNLOCK)
-        return self.offline.chat.completions.create(**request)
+        # The offline endpoint serves only its own model names, as a real one would.
+        return self.offline.chat.completions.create(**{**request, "model": "offline"})
 
 
 def kitchen_search():
