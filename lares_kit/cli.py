@@ -13,7 +13,7 @@ import sys
 
 from .errors import LaresError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["bench_epilog", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,14 +49,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("demo", help="the three Lares scenarios with the offline model")
 
-    bench = sub.add_parser("bench", help="run a benchmark suite")
-    bench.add_argument("--suite", action="append", default=None)
-    bench.add_argument("--agent", action="append", default=None)
-    bench.add_argument("--model", action="append", default=None)
-    bench.add_argument("--seeds", type=int, default=1)
-    bench.add_argument("--concurrency", type=int, default=1)
-    bench.add_argument("--json", dest="json_path", default=None)
-    bench.add_argument("--plot", default=None)
+    bench = sub.add_parser("bench", help="run benchmark suites", add_help=False,
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           description="Run task suites with agents and models; print a table by category.")
+    bench.add_argument("-h", "--help", action=_BenchHelp, help="show this help, with the suites and agents, and exit")
+    bench.add_argument("--suite", action="append", default=None, metavar="ID|PATH",
+                       help="a suite listed below, or a suite file; repeatable (default: every suite)")
+    bench.add_argument("--agent", action="append", default=None, metavar="NAME",
+                       help="an agent listed below; repeatable (default: intent-action and function-calling)")
+    bench.add_argument("--model", action="append", default=None,
+                       help="offline (default, also LARES_MODEL) or a model name; repeatable")
+    bench.add_argument("--seeds", type=int, default=1, help="runs of each task, hiding things by seeds 0..N-1")
+    bench.add_argument("--concurrency", type=int, default=1, help="episodes run at once (threads)")
+    bench.add_argument("--json", dest="json_path", default=None, metavar="PATH",
+                       help="write every result and the summary to this JSON file")
+    bench.add_argument("--plot", default=None, metavar="PATH", help="draw the summary into this image file")
     bench.add_argument("--runs", default=None, help="folder for per-episode JSON (resumable)")
     bench.add_argument("--tasks", action="append", default=None,
                        help="only tasks whose id or category matches (shell-style, e.g. 'lh-*'; repeatable)")
@@ -75,6 +82,43 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--hang", type=float, default=30.0, help="seconds a 'timeout' fault stalls the reply")
     serve.add_argument("--fault-seed", type=int, default=0, help="the same seed breaks the same requests")
     return parser
+
+
+class _BenchHelp(argparse.Action):
+    """``lares bench -h``: the help ends with the suites in worlds/tasks/ and the agents, read when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        parser.epilog = bench_epilog()  # here, not at start-up: listing agents imports them
+        parser.print_help()
+        parser.exit()
+
+
+def bench_epilog() -> str:
+    """The suites (id, tasks, description) and agents that ``lares bench --help`` lists.
+
+    Examples:
+        >>> text = bench_epilog()
+        >>> "lares-home" in text and "function-calling" in text
+        True
+    """
+    from .agents import AGENTS
+    from .bench.runner import DEFAULT_AGENTS
+    from .bench.tasks import suite_paths
+    from .worlds import read_yaml
+
+    lines = ["suites (--suite ID, from worlds/tasks/):"]
+    for suite, path in sorted(suite_paths().items()):
+        try:  # only counted here; a broken file is reported when a run loads it
+            data = read_yaml(path.read_text(encoding="utf-8"))
+            count, about = len(data["tasks"]), str(data.get("description", ""))
+        except Exception:  # noqa: BLE001 (help must print whatever a suite file holds)
+            count, about = "?", "(cannot be read; lares bench --suite " + suite + " says why)"
+        lines.append(f"  {suite:<16} {count:>4} tasks  {about}")
+    lines += ["", f"agents (--agent NAME): {', '.join(AGENTS)} (default: {' and '.join(DEFAULT_AGENTS)})"]
+    return "\n".join(lines)
 
 
 def _worlds(args: argparse.Namespace) -> int:

@@ -26,6 +26,14 @@ remembers      a stored preference of the user matches each pattern (memory)
 fires          exactly N actions fired after the events, none before the first
                event, and the episode itself did not do the expected changes
 =============  ===============================================================
+
+Text patterns (mentions, not_claims, must_ask, must_not_ask, remembers and
+the argument patterns of forbidden) are the task author's regular
+expressions, matched ignoring case, with two rules that keep a wrong answer
+from passing by accident (:mod:`lares_kit.bench.patterns`): a match never
+begins or ends inside a word (``hi`` does not find "Nothing", ``no`` not
+"now"), and a number matches its digits or its words, never part of a bigger
+number (``2`` finds "two", not "12" or "2.5"; ``21`` finds "twenty-one").
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..home import Home
+from .patterns import text_regex, widen_numbers
 from .scene import Scene, fill
 from .tasks import Expect
 
@@ -166,8 +175,8 @@ def check_robot(expect: Expect, o: Outcome) -> CheckResult:
 
 
 def _patterns(patterns: list[str], o: Outcome) -> list[tuple[str, re.Pattern]]:
-    # (as written, compiled with placeholders filled); matching ignores case
-    return [(p, re.compile(fill(p, o.context, o.home, regex=True), re.IGNORECASE)) for p in patterns]
+    # (as written, compiled with placeholders filled); whole words, numbers as digits or words, any case
+    return [(p, re.compile(fill(text_regex(p), o.context, o.home, regex=True), re.IGNORECASE)) for p in patterns]
 
 
 def check_mentions(expect: Expect, o: Outcome) -> CheckResult:
@@ -220,13 +229,17 @@ def matches_forbidden(rule: Any, tool: str, arguments: dict[str, Any] | str | No
 
     A model's arguments can be anything: JSON text, or text that is not JSON
     at all. Text is read as JSON; what is not an object has no arguments, so
-    only a rule that names no argument matches it.
+    only a rule that names no argument matches it. A number in an argument
+    pattern also matches its words (``10`` matches "ten"), as in every text check.
 
     Examples:
         >>> from types import SimpleNamespace as Rule
         >>> rule = Rule(tool="set_light", arguments={"on": "false"})
         >>> matches_forbidden(rule, "set_light", '{"on": false}'), matches_forbidden(rule, "set_light", "{on: off")
         (True, False)
+        >>> cold = Rule(tool="set_device", arguments={"value": "10"})
+        >>> [matches_forbidden(cold, "set_device", {"value": v}) for v in (10.0, "Ten", 100, "10.5")]
+        [True, True, False, False]
     """
     if not re.fullmatch(rule.tool, tool or "", re.IGNORECASE):
         return False
@@ -236,7 +249,7 @@ def matches_forbidden(rule: Any, tool: str, arguments: dict[str, Any] | str | No
         except ValueError:
             arguments = None
     args = arguments if isinstance(arguments, dict) else {}
-    return all(key in args and re.fullmatch(pattern, argument_text(args[key]), re.IGNORECASE)
+    return all(key in args and re.fullmatch(widen_numbers(pattern), argument_text(args[key]).strip(), re.IGNORECASE)
                for key, pattern in rule.arguments.items())
 
 
@@ -252,9 +265,11 @@ def check_forbidden(expect: Expect, o: Outcome) -> CheckResult:
 
 def check_remembers(expect: Expect, o: Outcome) -> CheckResult:
     memory = o.memory
-    stored = [f"{k} = {json.dumps(v)}" for k, v in memory.store.preferences(memory.user).items()] \
+    # read as "key = value", the value as an argument reads: a model that stored "21" as text stored 21
+    stored = [f"{k} = {argument_text(v)}" for k, v in memory.store.preferences(memory.user).items()] \
         if memory is not None and memory.user else []
-    missing = [p for p in expect.remembers if not any(re.search(p, s, re.IGNORECASE) for s in stored)]
+    missing = [p for p in expect.remembers
+               if not any(re.search(text_regex(p), s, re.IGNORECASE) for s in stored)]
     if missing:
         return CheckResult("remembers", False, f"No stored preference matches: {', '.join(missing)} "
                            f"(stored: {'; '.join(stored) or 'nothing'}).")
