@@ -15,12 +15,20 @@ directory, with progress bars off (LARES_PROGRESS=0, TQDM_DISABLE=1) -- the
 same settings the tests use. Volatile metadata (timings, widget state, widget
 ids) is not saved, so re-running an unchanged notebook gives an unchanged
 file; a widget is saved as the picture it sends beside itself.
+
+Why progress bars need both: in a kernel, ``tqdm.auto`` draws its bar as an
+ipywidget, and a saved notebook keeps only the text it was displayed with --
+the first frame, "bench:   0%|          | 0/202" -- frozen for every reader.
+A notebook run any other way (JupyterLab's "Run All" then save, ``jupyter
+nbconvert --execute``) has neither variable set and shows one, so this script
+also drops any progress-bar output it finds before saving.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -33,6 +41,8 @@ NOTEBOOKS = ROOT / "notebooks"
 QUIET_ENV = {"LARES_PROGRESS": "0", "TQDM_DISABLE": "1"}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 CELL_TIMEOUT = 120  # seconds; a cell that takes longer is a bug in a teaching notebook
+# A tqdm bar as text: "bench:  40%|####      | 80/202 [00:03<00:05, 24.1episode/s]" (desc optional).
+PROGRESS_BAR = re.compile(r"^(?:[^\n|]*: *)?\d{1,3}%\|[^|\n]*\| *\d+/\d*")
 
 
 def notebook_paths(args: list[str]) -> list[Path]:
@@ -66,11 +76,30 @@ def _tidy(nb: nbformat.NotebookNode) -> None:
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
-            cell.outputs = _coalesce(cell.outputs)
+            cell.outputs = _coalesce([out for out in cell.outputs if not is_progress_bar(out)])
             for out in cell.outputs:
                 # A widget view cannot render from a file (its state is not saved) and its id
                 # changes every run; our widgets also send a PNG, which GitHub and Lab show.
                 out.get("data", {}).pop(WIDGET_VIEW, None)
+
+
+def is_progress_bar(output: nbformat.NotebookNode) -> bool:
+    """Whether a saved output is only a progress bar: a tqdm widget's frozen text, or bar lines on stderr.
+
+    Examples:
+        >>> bar = nbformat.v4.new_output("display_data", data={"text/plain": "bench:   0%|          | 0/202 [00:00<?, ?episode/s]"})
+        >>> is_progress_bar(bar), is_progress_bar(nbformat.v4.new_output("stream", name="stdout", text="50%|x| done"))
+        (True, False)
+    """
+    if output.output_type == "stream":
+        lines = [line for line in re.split(r"[\r\n]+", output.text) if line.strip()]
+        return output.name == "stderr" and bool(lines) and all(PROGRESS_BAR.match(line.strip()) for line in lines)
+    if output.output_type != "display_data":
+        return False
+    data = output.get("data", {})
+    text = data.get("text/plain", "")
+    text = "".join(text) if isinstance(text, list) else text
+    return set(data) <= {"text/plain", WIDGET_VIEW} and bool(PROGRESS_BAR.match(text.strip()))
 
 
 def _coalesce(outputs: list) -> list:

@@ -20,9 +20,10 @@ from lares_kit.episode import Episode
 from lares_kit.users import ScriptedUser
 from lares_kit.widgets import describe_home, draw_home, render_png, room_layout
 from lares_kit.widgets.app import AgentApp
-from lares_kit.widgets.drawing import DARK, LIT, _box_size
+from lares_kit.widgets.drawing import DARK, LIT
 from lares_kit.widgets.homemap import HomeMap
-from lares_kit.widgets.replay import SearchReplay, replay_frames
+from lares_kit.widgets.layout import box_size
+from lares_kit.widgets.replay import SearchReplay, draw_frames, replay_frames
 
 WORLDS = ["lares-home", "garden-flat", "townhouse"]
 
@@ -70,7 +71,7 @@ def test_layout_is_stable_and_rooms_never_overlap(world):
     home = load_world(world)
     pos = room_layout(home)
     assert pos == room_layout(load_world(world)) and set(pos) == set(home.graph.nodes)
-    width, height = _box_size(pos)
+    width, height = box_size(pos)
     for (a, pa), (b, pb) in combinations(pos.items(), 2):
         assert abs(pa[0] - pb[0]) >= width or abs(pa[1] - pb[1]) >= height, f"{a} overlaps {b}"
 
@@ -100,6 +101,145 @@ def test_hidden_things_show_only_in_god_view():
 def test_render_png_is_a_picture_of_a_sensible_size():
     png = render_png(load_world("townhouse"), god_view=True, path=["hall", "stairs", "landing"])
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and 20_000 < len(png) < 400_000
+
+
+# ------------------------------------------------------- readable pictures
+# Every word is drawn inside its room, nothing runs off the figure, and a strip of maps has one
+# legend that covers no map: checked on the rendered figure (window extents), in every world and
+# in a generated building too big for labels.
+BIG = "generated-40"
+
+
+def _home(world: str):
+    if world == BIG:
+        from lares_kit.generate import generate_home
+
+        return generate_home(rooms=40, devices=80, seed=1)
+    return load_world(world)
+
+
+def _rendered(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def _extent(artist, renderer):
+    from matplotlib.transforms import Bbox
+
+    box = artist.get_window_extent(renderer)
+    patch = artist.get_bbox_patch() if hasattr(artist, "get_bbox_patch") else None
+    return Bbox.union([box, patch.get_window_extent(renderer)]) if patch is not None else box
+
+
+def _inside(inner, outer, slack=1.0) -> bool:
+    return (inner.x0 >= outer.x0 - slack and inner.x1 <= outer.x1 + slack and inner.y0 >= outer.y0 - slack
+            and inner.y1 <= outer.y1 + slack)
+
+
+def _spills(fig) -> list[str]:
+    """Names, labels and marks that are not inside their room's box."""
+    renderer = _rendered(fig)
+    out = []
+    for ax in fig.axes:
+        rooms = {p.get_gid()[5:]: p.get_window_extent(renderer) for p in ax.patches
+                 if (p.get_gid() or "").startswith("room:")}
+        for artist in [*ax.texts, *ax.lines]:
+            kind, _, rest = (artist.get_gid() or "").partition(":")
+            if kind in ("name", "label", "mark") and not _inside(_extent(artist, renderer), rooms[rest.split(":")[0]]):
+                what = artist.get_text() if hasattr(artist, "get_text") else rest
+                out.append(f"{kind} {what!r} spills out of {rest}")
+    return out
+
+
+def _clipped(fig) -> list[str]:
+    """Texts that run off the figure's edges."""
+    renderer = _rendered(fig)
+    page = fig.bbox
+    texts = [*fig.texts, *(t for ax in fig.axes for t in [*ax.texts, ax.title])]
+    out = [t.get_text() for t in texts if t.get_text() and not _inside(_extent(t, renderer), page)]
+    return out + [f"legend of {len(fig.legends)}" for lg in fig.legends if not _inside(lg.get_window_extent(renderer), page)]
+
+
+def _busy_frames(home) -> list:
+    """Three frames that crowd the labels: start, a walk across the home, every thing seen in one room."""
+    from lares_kit.widgets.replay import Frame
+
+    truth = home.truth()
+    start = home.robot.room
+    far = max(home.graph.nodes, key=lambda r: (len(home.route(start, r)), r))
+    walk = home.route(start, far)
+    seen_all = {i: {"room": far, "time": 1} for i in truth["items"]}
+    crowded = {**truth, "robot": far, "items": {i: {**it, "room": far} for i, it in truth["items"].items()}}
+    caption = "move_robot(destination_room_id=\"" + far + "\") -> " + "The robot moved on and it is dark there. " * 4
+    return [Frame(0, truth, {}, [start], "start: 'find everything in the house, please, and be quick about it'"),
+            Frame(1, {**truth, "robot": far}, {}, walk, caption),
+            Frame(2, crowded, seen_all, walk, "look_with_robot() -> " + "Also here: many things. " * 6)]
+
+
+@pytest.mark.parametrize("world", [*WORLDS, "smart-building", "shared-house", "sage-home", BIG])
+def test_every_word_stays_inside_its_room_and_on_the_page(world):
+    home = _home(world)
+    single = draw_home(home, god_view=True, path=list(home.graph.nodes)[:3], title=f"{home.name}: god view")
+    strip = draw_frames(home, _busy_frames(home), god_view=True)
+    for fig in (single, strip):
+        assert _spills(fig) == [] and _clipped(fig) == []
+
+
+@pytest.mark.parametrize("world", [*WORLDS, "smart-building", BIG])
+def test_a_strip_has_one_legend_that_covers_no_map(world):
+    home = _home(world)
+    fig = draw_frames(home, _busy_frames(home), god_view=True)
+    renderer = _rendered(fig)
+    assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
+    legend = fig.legends[0].get_window_extent(renderer)
+    assert not any(legend.overlaps(ax.get_window_extent(renderer)) for ax in fig.axes)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["lit", "dark", "robot", "seen by the robot", "hidden (god view)", "robot's path"]
+
+
+def test_strip_captions_are_whole_words_over_their_own_map():
+    home = load_world("lares-home")
+    frames = _busy_frames(home)
+    fig = draw_frames(home, frames)
+    renderer = _rendered(fig)
+    captions = {t.get_gid(): t for ax in fig.axes for t in ax.texts if (t.get_gid() or "").startswith("caption:")}
+    assert len(captions) == 3
+    for ax, frame in zip(fig.axes, frames):
+        text = captions[f"caption:{frame.step}"]
+        box = text.get_window_extent(renderer)
+        panel = ax.get_window_extent(renderer)
+        assert panel.x0 - 6 <= box.x0 and box.x1 <= panel.x1 + 6  # as wide as its map, no wider
+        assert not any(box.overlaps(other.get_window_extent(renderer)) for other in fig.axes)
+        shown = text.get_text().replace("\n", " ")
+        full = " ".join(f"step {frame.step}: {frame.caption}".split())
+        if shown != full:  # shortened: whole words, then an ellipsis
+            kept = shown.removesuffix("\u2026")
+            assert shown.endswith("\u2026") and full.startswith(kept) and full[len(kept)] == " "
+
+
+def test_a_wide_home_wraps_its_strip_instead_of_shrinking_it():
+    from lares_kit.widgets.replay import strip_shape
+
+    assert strip_shape(load_world("lares-home"), 3)[0] == 3
+    per_row, scale = strip_shape(load_world("smart-building"), 3)
+    assert per_row == 2 and scale >= 0.62
+    fig = draw_frames(load_world("smart-building"), _busy_frames(load_world("smart-building")))
+    assert len({round(ax.get_position().y0, 3) for ax in fig.axes}) == 2  # two rows of maps
+
+
+def test_labels_give_way_to_short_names_then_marks_as_boxes_shrink():
+    from lares_kit.widgets.layout import plan_labels, room_labels
+
+    home = load_world("lares-home")
+    labels = room_labels(home, home.truth(), {}, god_view=True)
+    modes = [plan_labels(home, labels, box).mode for box in [(130, 90), (70, 60), (40, 18)]]
+    assert modes == ["full", "short", "marks"]
+    fig = draw_home(_home(BIG), god_view=True)
+    marks = {line.get_gid() for line in fig.axes[0].lines if (line.get_gid() or "").startswith("mark:")}
+    assert any(gid.endswith(":robot") for gid in marks) and any(gid.endswith(":hidden") for gid in marks)
 
 
 # ----------------------------------------------------------------- HomeMap
@@ -168,6 +308,26 @@ def test_app_runs_an_instruction_and_shows_it():
     assert 'data-status="done"' in app.status.value
 
 
+def test_the_saved_app_is_a_picture_of_the_whole_app_after_its_run():
+    from lares_kit.widgets.snapshot import PICTURE_NOTE
+
+    script = _script([("set_light", {"light_id": "kitchen-light", "on": True}),
+                      ("halt", {"message_to_user": "The kitchen light is on."})])
+    app = AgentApp(client=FakeClient(script))
+    app.run("turn on the light in the kitchen")
+    app.wait()
+    fig = app.picture()
+    words = [t.get_text() for t in fig.texts]
+    assert words[0] == PICTURE_NOTE and "turn on the light in the kitchen" in words
+    assert "done: The kitchen light is on." in words and any("18 tool calls remaining" in w for w in words)
+    transcript = words[words.index("Transcript (newest first)") + 1:]
+    assert transcript[0].startswith("2 halts") and any(w.startswith("1 set_light(") for w in transcript)
+    assert len(fig.axes) == 1 and _spills(fig) == [] and _clipped(fig) == []
+    bundle = app._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and bundle["image/png"].startswith("iVBOR")
+    assert len(bundle["image/png"]) > len(app.map._repr_mimebundle_()["image/png"])  # more than the map
+
+
 def test_app_waits_for_the_answer_without_blocking_the_caller():
     script = _script([("ask_user", {"question": "Is it daytime?"}),
                       ("set_light", {"light_id": "office-light", "on": False}),
@@ -206,3 +366,37 @@ def test_scripted_episode_replays_like_a_live_one():
                         client=FakeClient(_script([("ask_user", {"question": "Is it daytime?"}),
                                                    ("halt", {"message_to_user": "ok"})])))
     assert replay_frames(episode)[1].caption == "asks 'Is it daytime?' -> no"
+
+
+# ------------------------------------------------------ saved notebooks
+def _run_notebooks_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "run_notebooks.py"
+    spec = importlib.util.spec_from_file_location("run_notebooks", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_saved_notebook_keeps_no_frozen_progress_bar():
+    # What a kernel without LARES_PROGRESS=0 saves for run_bench: tqdm.auto's widget, frozen at 0%.
+    import nbformat
+
+    script = _run_notebooks_script()
+    widget = {"application/vnd.jupyter.widget-view+json": {"model_id": "e80d", "version_major": 2, "version_minor": 0},
+              "text/plain": ["bench:   0%|          | 0/3 [00:00<?, ?episode/s]"]}
+    cell = nbformat.v4.new_code_cell("bench = run_bench(tasks)\nprint('ok')", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="tasks: 3\n"),
+        nbformat.v4.new_output("display_data", data=widget),
+        nbformat.v4.new_output("stream", name="stderr", text="bench:  33%|###  | 1/3\rbench: 100%|#####| 3/3 [00:01]\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="ok\n"),
+        nbformat.v4.new_output("display_data", data={"image/png": "iVBOR", "text/plain": "<SearchReplay: 'x', 5 steps>",
+                                                     "application/vnd.jupyter.widget-view+json": {"model_id": "f1"}})])
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    script._tidy(nb)
+    outputs = nb.cells[0].outputs
+    assert [o.output_type for o in outputs] == ["stream", "display_data"]
+    assert outputs[0].text == "tasks: 3\nok\n"  # the two prints, joined once the bar between them is gone
+    assert set(outputs[1].data) == {"image/png", "text/plain"}  # a widget keeps its picture, loses its view

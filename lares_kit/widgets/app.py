@@ -20,7 +20,9 @@ sent so far (read from each request); when it ends, the Episode's steps.
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -281,9 +283,17 @@ class AgentApp:
     def _set_remaining(self, n: int) -> None:
         self.remaining.value = f"<b>{max(n, 0)}</b> tool calls remaining"
 
+    def picture(self) -> Any:
+        """The whole app as a matplotlib Figure: map, instruction, status and transcript (:mod:`.snapshot`)."""
+        from .snapshot import app_picture
+
+        return app_picture(self)
+
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        # The live app, plus the map as a picture for static viewers.
+        # The live app, plus a picture of the whole app for static viewers (GitHub, no kernel).
         bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle.update({k: v for k, v in self.map._repr_mimebundle_(**kwargs).items() if k == "image/png"})
+        buffer = io.BytesIO()
+        self.picture().savefig(buffer, format="png")
+        bundle["image/png"] = base64.b64encode(buffer.getvalue()).decode("ascii")
         bundle["text/plain"] = f"<AgentApp on {self.home.id!r}: agent {self.agent}, knowledge {self.knowledge}>"
         return bundle

@@ -14,64 +14,38 @@ with ``god_view=True`` -- the hidden things the agent has not seen.
 
 The layout is stable per world: a ``layout`` key in the world file
 (``{room id: [x, y]}``) wins; otherwise rooms are laid out in columns by
-distance from the best-connected central room (:func:`room_layout`).
+distance from the best-connected central room (:func:`room_layout`, in
+:mod:`.layout` with the other placing decisions). Every word is sized to
+stay inside its room box, measured in points (:mod:`.fitting`): no
+``tight_layout`` moves the map after the sizes are chosen, so the figure is
+built with room for its title and legend from the start.
 """
 
 from __future__ import annotations
 
 import io
-from itertools import combinations
+import math
 from typing import Any
 
-import networkx as nx
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
 from ..home import Home
+from .fitting import text_width, wrap
+from .layout import LINE, PAD, box_size, map_area, plan_labels, room_labels, room_layout
 
-__all__ = ["LIT", "DARK", "room_layout", "room_lit", "draw_home", "render_png", "describe_home"]
+__all__ = ["LIT", "DARK", "room_layout", "room_lit", "draw_home", "render_png", "describe_home",
+           "legend_handles", "legend_height", "add_legend", "LEGEND_IN"]
 
 LIT = "#ffd84d"  # a lit room: warm yellow, as in the Lares UI
 DARK = "#1d2b53"  # a dark room: night blue
 _ROBOT = "#c0c7d0"
 _SEEN = "#f28c28"
 _PATH = "#e4572e"
-
-
-def room_layout(home: Home) -> dict[str, tuple[float, float]]:
-    """Where each room sits in the picture: ``{room id: (x, y)}``, the same every call.
-
-    Examples:
-        >>> from lares_kit import load_world
-        >>> pos = room_layout(load_world("lares-home"))
-        >>> pos["hallway"][0] < pos["kitchen"][0]  # the hub is on the left
-        True
-        >>> pos == room_layout(load_world("lares-home"))
-        True
-    """
-    given = home.extra.get("layout")
-    if isinstance(given, dict) and set(given) >= set(home.graph.nodes):
-        return {room: (float(given[room][0]), float(given[room][1])) for room in home.graph.nodes}
-    graph = home.graph
-    order = list(graph.nodes)  # file order breaks every tie, so the layout is stable
-    centre = min(nx.center(graph), key=lambda r: (-graph.degree(r), order.index(r)))
-    depth = nx.single_source_shortest_path_length(graph, centre)
-    columns: dict[int, list[str]] = {}
-    for room in order:
-        columns.setdefault(depth[room], []).append(room)
-    pos: dict[str, tuple[float, float]] = {}
-    for x in sorted(columns):
-        # Each room goes near the rooms it opens onto in the previous column
-        # (their mean height), which keeps doors short and rarely crossing.
-        def pull(room: str) -> float:
-            ys = [pos[n][1] for n in graph.neighbors(room) if n in pos]
-            return sum(ys) / len(ys) if ys else 0.0
-
-        rooms = sorted(columns[x], key=lambda r: -pull(r))  # stable: file order breaks ties
-        middle = sum(pull(r) for r in rooms) / len(rooms)
-        for i, room in enumerate(rooms):
-            pos[room] = (float(x), middle + (len(rooms) - 1) / 2 - i)
-    return pos
+_FACE = {"robot": _ROBOT, "seen": _SEEN, "hidden": "white"}
+LEGEND_IN = 0.42  # inches under a map (or a strip of maps) for its legend, one row
+LEGEND_PT = 8.5
+_SIDE_IN = 0.1  # inches of blank paper left and right of a map
 
 
 def room_lit(home: Home, state: dict[str, Any] | None = None) -> dict[str, bool]:
@@ -87,30 +61,88 @@ def room_lit(home: Home, state: dict[str, Any] | None = None) -> dict[str, bool]
             for room in home.graph.nodes}
 
 
-def _box_size(pos: dict[str, tuple[float, float]]) -> tuple[float, float]:
-    # Widest boxes that never overlap: boxes overlap only if close in x AND in y.
-    dxs = [abs(a[0] - b[0]) for a, b in combinations(pos.values(), 2) if abs(a[0] - b[0]) > 1e-9]
-    width = 0.8 * min(dxs) if dxs else 1.0
-    dys = [abs(a[1] - b[1]) for a, b in combinations(pos.values(), 2) if abs(a[0] - b[0]) < width]
-    height = 0.8 * min(dys) if dys else 0.8
-    return width, height
-
-
 def _view(home: Home, state, seen):
     state = state if state is not None else home.truth()
     seen = seen if seen is not None else home.knowledge()["seen"]
     return state, seen
 
 
+def legend_handles(god_view: bool = False, path: bool = False) -> list[Patch]:
+    """The legend's entries: lit, dark, robot, seen, and hidden (god view) and the path when shown.
+
+    Examples:
+        >>> [h.get_label() for h in legend_handles(god_view=True)]
+        ['lit', 'dark', 'robot', 'seen by the robot', 'hidden (god view)']
+    """
+    handles = [Patch(facecolor=LIT, edgecolor="#444444", label="lit"),
+               Patch(facecolor=DARK, edgecolor="#444444", label="dark"),
+               Patch(facecolor=_ROBOT, edgecolor="#333333", label="robot"),
+               Patch(facecolor=_SEEN, edgecolor="#333333", label="seen by the robot")]
+    if god_view:
+        handles.append(Patch(facecolor="white", edgecolor="#333333", linestyle="--", label="hidden (god view)"))
+    if path:
+        handles.append(Patch(facecolor=_PATH, label="robot's path"))
+    return handles
+
+
+def legend_height(width_in: float, handles: list[Patch]) -> float:
+    """Inches a legend of ``handles`` needs under a figure ``width_in`` inches wide: one row each ``LEGEND_IN``.
+
+    Examples:
+        >>> legend_height(12, legend_handles()) == LEGEND_IN
+        True
+        >>> legend_height(3, legend_handles(god_view=True, path=True)) > LEGEND_IN
+        True
+    """
+    return LEGEND_IN * _legend_rows(width_in, handles)
+
+
+def add_legend(fig: Figure, handles: list[Patch], bottom_in: float = 0.0, left_in: float = 0.0,
+               width_in: float | None = None) -> None:
+    """One legend, centred in a band :func:`legend_height` high: ``bottom_in`` inches up, under the
+    ``width_in`` inches from ``left_in`` (default: the whole figure's width).
+
+    It takes as many rows as it needs to fit that width, so it never runs
+    under a neighbouring map; leave it that band when placing the maps.
+    """
+    fig_w, fig_h = fig.get_size_inches()
+    width_in = fig_w if width_in is None else width_in
+    rows = _legend_rows(width_in, handles)
+    fig.legend(handles=handles, loc="center",
+               bbox_to_anchor=((left_in + width_in / 2) / fig_w, (bottom_in + rows * LEGEND_IN / 2) / fig_h),
+               ncol=math.ceil(len(handles) / rows), fontsize=LEGEND_PT, frameon=False, handlelength=1.2,
+               handletextpad=0.6, columnspacing=1.2, labelspacing=0.5)
+
+
+def _widest_row(entries: list[float], rows: int) -> float:
+    columns = math.ceil(len(entries) / rows)
+    # matplotlib fills a legend column by column: entry i sits in column i // rows
+    widths = [max(entries[c * rows:(c + 1) * rows]) for c in range(columns)]
+    return sum(widths)
+
+
+def _legend_rows(fig_w_in: float, handles: list[Patch]) -> int:
+    # The fewest rows whose widest row fits the figure. An entry is its patch (1.2 em), a gap (0.6 em),
+    # its text, and the space before the next entry (1.2 em).
+    entries = [(1.2 + 0.6 + 1.2) * LEGEND_PT + text_width(h.get_label(), LEGEND_PT) for h in handles]
+    rows = 1
+    while rows < len(handles) and _widest_row(entries, rows) > fig_w_in * 72 - 12:
+        rows += 1
+    return rows
+
+
 def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str, Any] | None = None,
               path: list[str] | None = None, god_view: bool = False, title: str | None = None,
-              ax=None) -> Figure:
+              ax=None, legend: bool = True, labels: str = "auto") -> Figure:
     """Draw the home: lit rooms yellow, dark rooms blue, the robot, what it has seen.
 
     ``state``: a truth snapshot (default ``home.truth()``); ``seen``: item id ->
     ``{"room": ...}`` (default: the home's sightings); ``path``: rooms the robot
     went through, drawn as arrows; ``god_view``: also show hidden things,
-    dashed. Draws on ``ax`` if given, else on a new Figure; returns the Figure.
+    dashed. Draws on ``ax`` if given (a strip of maps passes ``legend=False``
+    and draws one legend for all), else on a new Figure; returns the Figure.
+    Every word is sized to stay inside its room box (:mod:`.layout`);
+    ``labels`` is ``"auto"``, ``"full"``, ``"short"`` or ``"marks"``.
 
     Examples:
         >>> from lares_kit import load_world
@@ -120,18 +152,18 @@ def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str
     """
     state, seen = _view(home, state, seen)
     pos = room_layout(home)
-    width, height = _box_size(pos)
-    xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
-    if ax is None:
-        cols, rows = max(xs) - min(xs) + 1, max(ys) - min(ys) + 1
-        fig = Figure(figsize=(min(2.3 * cols + 1, 14), min(1.5 * rows + 1.2, 10)), dpi=90)
-        ax = fig.add_subplot()
+    width, height = box_size(pos)
+    own = ax is None  # a figure of our own has room for the legend under the map; a caller's axes may not
+    if own:
+        ax = _map_axes(home, title, legend, god_view, bool(path))
     fig = ax.figure
+    xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
     ax.set_xlim(min(xs) - width, max(xs) + width)
     ax.set_ylim(min(ys) - height * 0.9, max(ys) + height * 0.9)
     ax.set_aspect("auto")
     ax.axis("off")
-    small = len(pos) > 16  # big generated worlds: names only
+    sx, sy = _points_per_unit(ax)
+    plan = plan_labels(home, room_labels(home, state, seen, god_view), (width * sx, height * sy), labels)
     lit = room_lit(home, state)
 
     for a, b in home.graph.edges:  # exits: doors between the boxes
@@ -141,25 +173,12 @@ def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str
         fill, ink = (LIT, "#222222") if lit[room] else (DARK, "#f2f2f2")
         ax.add_patch(FancyBboxPatch((x - width / 2, y - height / 2), width, height, zorder=2,
                                     boxstyle="round,pad=0,rounding_size=0.04", facecolor=fill,
-                                    edgecolor="#444444", lw=1.2))
-        ax.text(x, y + height / 2 - 0.06 * height, home.room_name(room), ha="center", va="top",
-                fontsize=8 if small else 10, fontweight="bold", color=ink, zorder=4)
-        if small:
-            continue
-        lines = []  # (text, face colour, dashed?)
-        if state.get("robot") == room:
-            lines.append(("robot", _ROBOT, False))
-        for item_id, item in state.get("items", {}).items():
-            seen_here = seen.get(item_id, {}).get("room") == room
-            if seen_here:
-                lines.append((f"{item['name']} ({item['type']})", _SEEN, False))
-            elif god_view and item["room"] == room:
-                lines.append((f"{item['name']} ({item['type']}) hidden", "white", True))
-        for i, (text, face, dashed) in enumerate(lines):
-            ax.text(x, y + height * 0.12 - i * height * 0.24, text, ha="center", va="center", fontsize=8,
-                    zorder=5, color="#222222", alpha=0.85 if dashed else 1.0,
-                    bbox={"boxstyle": "round,pad=0.25", "facecolor": face, "edgecolor": "#333333",
-                          "linestyle": "--" if dashed else "-", "lw": 0.8})
+                                    edgecolor="#444444", lw=1.2, gid=f"room:{room}"))
+        top = y + height / 2 - PAD / sy  # writing starts PAD points under the box's top edge
+        ax.text(x + plan.name_shift / sx, top, "\n".join(plan.names[room]), ha="center", va="top", fontsize=plan.name_size,
+                fontweight="bold", color=ink, zorder=4, linespacing=LINE, gid=f"name:{room}")
+        below = top - (len(plan.names[room]) * LINE * plan.name_size + 2) / sy
+        _draw_labels(ax, plan, room, x, below, width, sx, sy)
 
     for step, (a, b) in enumerate(zip(path or [], (path or [])[1:])):
         if a == b:
@@ -167,21 +186,57 @@ def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str
         ax.add_patch(FancyArrowPatch(pos[a], pos[b], arrowstyle="-|>", mutation_scale=14, lw=2.2,
                                      color=_PATH, alpha=0.9, zorder=3, shrinkA=14, shrinkB=14,
                                      connectionstyle=f"arc3,rad={0.18 + 0.06 * (step % 3)}"))
-
-    handles = [Patch(facecolor=LIT, edgecolor="#444444", label="lit"),
-               Patch(facecolor=DARK, edgecolor="#444444", label="dark"),
-               Patch(facecolor=_ROBOT, edgecolor="#333333", label="robot"),
-               Patch(facecolor=_SEEN, edgecolor="#333333", label="seen by the robot")]
-    if god_view:
-        handles.append(Patch(facecolor="white", edgecolor="#333333", linestyle="--", label="hidden (god view)"))
-    if path:
-        handles.append(Patch(facecolor=_PATH, label="robot's path"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(handles),
-              fontsize=8, frameon=False, handlelength=1.2, columnspacing=1.0)
+    if legend and own:
+        add_legend(fig, legend_handles(god_view, bool(path)))
+    elif legend:
+        ax.legend(handles=legend_handles(god_view, bool(path)), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                  ncol=2, fontsize=LEGEND_PT, frameon=False, handlelength=1.2)
     if title:
-        ax.set_title(title, fontsize=10, loc="left")
-    fig.tight_layout()
+        box_w = ax.get_position().width * fig.get_size_inches()[0] * 72
+        ax.set_title("\n".join(wrap(title, box_w, 10, max_lines=2)), fontsize=10, loc="left")
     return fig
+
+
+def _map_axes(home: Home, title: str | None, legend: bool, god_view: bool, path: bool):
+    # A new figure just big enough for the map, its title and its legend; the map's axes placed in it.
+    area_w, area_h = map_area(home)
+    fig_w = area_w + 2 * _SIDE_IN
+    title_in = (len(wrap(title, area_w * 72, 10, max_lines=2)) * 10 * LINE + 8) / 72 if title else 0.1
+    legend_in = legend_height(fig_w, legend_handles(god_view, path)) if legend else 0.1
+    fig_h = area_h + title_in + legend_in
+    fig = Figure(figsize=(fig_w, fig_h), dpi=90)
+    return fig.add_axes((_SIDE_IN / fig_w, legend_in / fig_h, area_w / fig_w, area_h / fig_h))
+
+
+def _points_per_unit(ax) -> tuple[float, float]:
+    # Points per layout unit across and down, from where the axes sit in the figure (no layout pass after).
+    box = ax.get_position()
+    fig_w, fig_h = ax.figure.get_size_inches()
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    return box.width * fig_w * 72 / (x1 - x0), box.height * fig_h * 72 / (y1 - y0)
+
+
+def _draw_labels(ax, plan, room: str, x: float, top: float, width: float, sx: float, sy: float) -> None:
+    # top: just under the room's name, in layout units
+    shown = plan.labels.get(room, [])
+    if plan.mode == "marks":  # dots in a row at the right end of the box, level with the name
+        d = plan.label_size
+        right = x + width / 2 - PAD / sx
+        middle = top + (len(plan.names[room]) * LINE * plan.name_size + 2) / 2 / sy
+        for i, label in enumerate(reversed(shown)):
+            ax.plot(right - (d / 2 + i * 1.4 * d) / sx, middle, marker="o", markersize=d,
+                    markerfacecolor=_FACE[label.kind], markeredgecolor="#333333", markeredgewidth=0.8,
+                    linestyle="none", zorder=5, gid=f"mark:{room}:{label.kind}")
+        return
+    size = plan.label_size
+    step = size * 1.85  # points from one label's centre to the next
+    for i, label in enumerate(shown):
+        text = label.full if plan.mode == "full" else label.short
+        dashed = label.kind == "hidden"
+        ax.text(x, top - (step / 2 + i * step) / sy, text, ha="center", va="center", fontsize=size, zorder=5,
+                color="#222222", alpha=0.85 if dashed else 1.0, gid=f"label:{room}",
+                bbox={"boxstyle": "round,pad=0.25", "facecolor": _FACE[label.kind], "edgecolor": "#333333",
+                      "linestyle": "--" if dashed else "-", "lw": 0.8})
 
 
 def render_png(home: Home, **view: Any) -> bytes:

@@ -18,6 +18,7 @@ import base64
 import copy
 import html
 import io
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +27,11 @@ from matplotlib.figure import Figure
 from ..episode import Episode
 from ..home import Home
 from ..steps import Error, Final, Intent, Question, ToolCall
-from .drawing import draw_home
+from .drawing import add_legend, draw_home, legend_handles, legend_height
+from .fitting import wrap
+from .layout import LABEL_MODES, LINE, box_size, map_area, plan_labels, room_labels, room_layout
 
-__all__ = ["Frame", "replay_frames", "draw_frames", "SearchReplay"]
+__all__ = ["Frame", "replay_frames", "draw_frames", "strip_shape", "SearchReplay"]
 
 
 @dataclass
@@ -94,26 +97,82 @@ def _caption(step: ToolCall) -> str:
     return f"{step.call_text} -> {step.result}"
 
 
+STRIP_WIDTH_IN = 15.6  # a strip is at most this wide: 1,250 pixels at 80 dpi, shown at full size in a notebook
+MIN_SCALE = 0.62  # maps in a strip are never drawn smaller than this share of their natural size: wrap instead
+CAPTION_PT = 9.0
+CAPTION_LINES = 3
+
+
+def strip_shape(home: Home, count: int, columns: int = 3) -> tuple[int, float]:
+    """``(maps per row, scale)`` for a strip of ``count`` maps: as many per row as stay readable.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> strip_shape(load_world("lares-home"), 3)
+        (3, 0.71)
+        >>> strip_shape(load_world("smart-building"), 3)[0]  # a wide home: two maps a row
+        2
+    """
+    area_w, _ = map_area(home)
+    per_row = max(1, min(columns, count))
+    while per_row > 1 and STRIP_WIDTH_IN / (per_row * area_w) < MIN_SCALE:
+        per_row -= 1
+    return per_row, round(min(1.0, STRIP_WIDTH_IN / (per_row * area_w)), 2)
+
+
 def draw_frames(home: Home, frames: list[Frame], *, god_view: bool = False, columns: int = 3) -> Figure:
-    """Draw ``frames`` side by side (wrapping after ``columns``), each titled with its step.
+    """Draw ``frames`` side by side, each under its step's caption, with one legend for all.
+
+    Each map is drawn as large as the strip allows (:func:`strip_shape`; a
+    wide home wraps to fewer maps a row), captions are wrapped at word
+    boundaries, and every word stays inside its room (the most compact label
+    style any frame needs is used in all of them, so the frames look alike).
 
     Examples:
         >>> from lares_kit import load_world
         >>> home = load_world("lares-home")
         >>> start = replay_frames(Episode.start("hi", home, agent="a", model="m"))[0]
-        >>> len(draw_frames(home, [start, start]).axes)
-        2
+        >>> fig = draw_frames(home, [start, start])
+        >>> len(fig.axes), len(fig.legends)
+        (2, 1)
     """
-    rows = (len(frames) + columns - 1) // columns
-    cols = min(columns, len(frames))
-    fig = Figure(figsize=(5.2 * cols, 3.9 * rows), dpi=80)
+    per_row, scale = strip_shape(home, len(frames), columns)
+    rows = math.ceil(len(frames) / per_row)
+    area_w, area_h = map_area(home)
+    panel_w, panel_h = area_w * scale, area_h * scale
+    caption_h = (CAPTION_LINES * CAPTION_PT * LINE + 10) / 72
+    fig_w = per_row * panel_w + 2 * _GUTTER_IN * per_row
+    handles = legend_handles(god_view, any(len(f.path) > 1 for f in frames))
+    legend_h = legend_height(fig_w, handles)
+    fig_h = rows * (panel_h + caption_h) + legend_h
+    fig = Figure(figsize=(fig_w, fig_h), dpi=80)
+    boxes = {f.step: _box_points(home, panel_w, panel_h) for f in frames}
+    modes = [plan_labels(home, room_labels(home, f.state, f.seen, god_view), boxes[f.step]).mode for f in frames]
+    mode = max(modes, key=LABEL_MODES.index)  # the most compact any frame needs
     for i, frame in enumerate(frames):
-        ax = fig.add_subplot(rows, cols, i + 1)
-        last = frame.caption if len(frame.caption) < 48 else frame.caption[:45] + "..."
+        row, col = divmod(i, per_row)
+        left = col * (panel_w + 2 * _GUTTER_IN) + _GUTTER_IN
+        bottom = legend_h + (rows - 1 - row) * (panel_h + caption_h)
+        ax = fig.add_axes((left / fig_w, bottom / fig_h, panel_w / fig_w, panel_h / fig_h))
         draw_home(home, state=frame.state, seen=frame.seen, path=frame.path, god_view=god_view, ax=ax,
-                  title=f"step {frame.step}: {last}")
-    fig.tight_layout()
+                  legend=False, labels=mode)
+        caption = wrap(f"step {frame.step}: {frame.caption}", panel_w * 72 - 4, CAPTION_PT, CAPTION_LINES)
+        ax.text(0.0, 1.0 + 4 / (panel_h * 72), "\n".join(caption), transform=ax.transAxes, ha="left",
+                va="bottom", fontsize=CAPTION_PT, linespacing=LINE, gid=f"caption:{frame.step}")
+    add_legend(fig, handles)
     return fig
+
+
+_GUTTER_IN = 0.06  # blank paper either side of each map in a strip
+
+
+def _box_points(home: Home, panel_w: float, panel_h: float) -> tuple[float, float]:
+    # A room box's size in points on a map drawn panel_w x panel_h inches (the limits draw_home sets).
+    pos = room_layout(home)
+    width, height = box_size(pos)
+    xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
+    span_x, span_y = max(xs) - min(xs) + 2 * width, max(ys) - min(ys) + 1.8 * height
+    return width * panel_w * 72 / span_x, height * panel_h * 72 / span_y
 
 
 class SearchReplay:
