@@ -10,9 +10,15 @@ Contract with the models (the offline model relies on it, see
 :mod:`lares_kit.models.offline`):
 
 * a failed call's observation starts with ``"Error: "``;
-* a light's new state reads ``"... (<light-id>) is now on."`` / ``off``;
+* a light's new state reads ``"... (<light-id>) is now on."`` / ``off``
+  (``are now`` for a light with a plural name, "Spotlights");
 * ``look_with_robot`` lists movable things as ``"Name, a <type> (<id>)"``
-  after ``"Also here: "``, or says ``"Nothing that moves is here."``
+  (``an``, or no article for a plural type, or just ``"Name (<id>)"`` when
+  the name already says the type, as "Keys" of type keys does) after
+  ``"Also here: "``, or says ``"Nothing that moves is here."``
+
+Names from the world file go into sentences through :mod:`lares_kit.wording`,
+so "Spotlights" are on, an item is "an owl", and a "TV" stays in capitals.
 
 :class:`Toolbox.dispatch` never raises on bad model output: an unknown tool,
 invalid JSON, missing/extra/wrong arguments, and exceptions inside a tool all
@@ -37,6 +43,7 @@ from .devices import Attribute, attributes_of, check_value
 from .errors import choices, did_you_mean
 from .schema import DeviceId, LightId, RoomId, ToolName, check_arguments, tool_schema
 from .users import NoAnswer, NoUser, User
+from .wording import agree, in_sentence, is_plural, with_article
 
 __all__ = ["ToolError", "Observation", "Toolbox", "toggle_light", "set_light", "move_robot",
            "look_with_robot", "set_device", "read_device", "ask_user", "halt", "LARES_TOOLS", "DEVICE_TOOLS",
@@ -54,7 +61,7 @@ def _light(home: Home, light_id: str):
         return dev
     lights = [d.id for d in home.lights()]
     if dev is not None:
-        raise ToolError(f"{light_id!r} is a {dev.type}, not a light. {choices('Lights', light_id, lights)}")
+        raise ToolError(f"{light_id!r} is {with_article(dev.type)}, not a light. {choices('Lights', light_id, lights)}")
     if light_id in home.graph:  # a room id where a light id was expected
         in_room = [d.id for d in home.devices_in(light_id, "light")]
         if in_room:
@@ -67,7 +74,8 @@ def _light_sentence(home: Home, dev) -> str:
     room = home.room_name(dev.room)
     state = "on" if dev.state["on"] else "off"
     lit = "lit" if home.is_lit(dev.room) else "dark"
-    return f"The {dev.name.lower()} in the {room} ({dev.id}) is now {state}. The {room} is {lit}."
+    return (f"The {in_sentence(dev.name)} in the {room} ({dev.id}) {agree(dev.name, 'is')} now {state}. "
+            f"The {room} is {lit}.")
 
 
 def _room(home: Home, room_id: str) -> str:
@@ -100,7 +108,8 @@ def set_light(home: Home, light_id: LightId, on: bool) -> str:
     dev = _light(home, light_id)
     if dev.state["on"] == on:
         room = home.room_name(dev.room)
-        return f"The {dev.name.lower()} in the {room} ({dev.id}) is already {'on' if on else 'off'}; nothing changed."
+        return (f"The {in_sentence(dev.name)} in the {room} ({dev.id}) {agree(dev.name, 'is')} already "
+                f"{'on' if on else 'off'}; nothing changed.")
     home.update_device(dev.id, {"on": on})
     return _light_sentence(home, dev)
 
@@ -132,7 +141,7 @@ def look_with_robot(home: Home) -> str:
         lights = [d.id for d in home.devices_in(room_id, "light")]
         fix = f"turn on the light in the {room} ({lights[0]}) first" if lights else "this room has no light to turn on"
         raise ToolError(f"It's too dark to see anything in the {room} -- {fix}.")
-    fixed = ", ".join(f"{d.name.lower()} ({d.id})" for d in home.devices_in(room_id)) or "no devices"
+    fixed = ", ".join(f"{in_sentence(d.name)} ({d.id})" for d in home.devices_in(room_id)) or "no devices"
     # Sightings: record what is here; forget sightings here of things that left.
     for item_id, where in list(home.seen.items()):
         if where["room"] == room_id and home.items[item_id].room != room_id:
@@ -142,9 +151,16 @@ def look_with_robot(home: Home) -> str:
         home.record_sighting(item.id, room_id)
     described = home.graph.nodes[room_id].get("description")
     first = f"The robot looks around the {room} ({room_id})." + (f" {described}" if described else "")
-    also = ("Also here: " + "; ".join(f"{i.name}, a {i.type} ({i.id})" for i in movable) + "."
+    also = ("Also here: " + "; ".join(_introduce(i.name, i.type, i.id) for i in movable) + "."
             if movable else "Nothing that moves is here.")
     return f"{first} Devices: {fixed}. {also}"
+
+
+def _introduce(name: str, kind: str, item_id: str) -> str:
+    """"Bruno, a dog (bruno)"; "Keys (keys)" -- the type is left out when the name already ends with it."""
+    if not kind or name.lower().split()[-1:] == kind.lower().split()[-1:]:
+        return f"{name} ({item_id})"
+    return f"{name}, {with_article(kind)} ({item_id})"
 
 
 def _device(home: Home, device_id: str):
@@ -167,7 +183,7 @@ def set_device(home: Home, device_id: DeviceId, attribute: str, value: bool | fl
     dev = _device(home, device_id)
     attrs = attributes_of(dev.type, dev.capabilities)
     spec = attrs.get(attribute)
-    where = f"the {dev.name.lower()} in the {home.room_name(dev.room)} ({dev.id})"
+    where = f"the {in_sentence(dev.name)} in the {home.room_name(dev.room)} ({dev.id})"
     if spec is None or spec.read_only:
         settable = [f"{n} ({a.describe()})" for n, a in attrs.items() if not a.read_only]
         what = "can be read but not set on" if spec is not None else "is not a setting of"
@@ -181,12 +197,13 @@ def set_device(home: Home, device_id: DeviceId, attribute: str, value: bool | fl
         subject, now, was = where, _flag(attribute, new), _flag(attribute, old)
     else:
         subject, now, was = f"the {attribute} of {where}", _words(new), _words(old)
-    subject = subject[0].upper() + subject[1:]
+    # "The blinds ... are open", "The position of the blinds ... is 100"
+    subject, be = subject[0].upper() + subject[1:], agree(subject, "is")
     if old == new:
-        return f"{subject} is already {now}; nothing changed."
+        return f"{subject} {be} already {now}; nothing changed."
     home.update_device(dev.id, {attribute: new})
     before = f" (was {was})" if old is not None else ""
-    return f"{subject} is now {now}{before}."
+    return f"{subject} {be} now {now}{before}."
 
 
 def read_device(home: Home, device_id: DeviceId) -> str:
@@ -202,8 +219,10 @@ def read_device(home: Home, device_id: DeviceId) -> str:
     settable = [f"{n} ({a.describe()})" for n, a in attrs.items() if not a.read_only]
     # A world file's device description (e.g. what readings are comfortable) helps the model judge them.
     note = f" {dev.description}" if dev.description else ""
-    article = "an" if dev.type[:1] in "aeiou" else "a"
-    return (f"The {dev.name.lower()} in the {home.room_name(dev.room)} ({dev.id}) is {article} {dev.type}: {state}. "
+    # "The light ... is a light", "The spotlights ... are lights", "The blinds ... are blinds"
+    kind = (dev.type if is_plural(dev.type) else f"{dev.type}s") if is_plural(dev.name) else with_article(dev.type)
+    return (f"The {in_sentence(dev.name)} in the {home.room_name(dev.room)} ({dev.id}) {agree(dev.name, 'is')} "
+            f"{kind}: {state}. "
             f"Settings: {'; '.join(settable) or 'none, it only reports readings'}.{note}")
 
 

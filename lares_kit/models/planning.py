@@ -18,9 +18,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wording import agree, capitalise, join_clauses, with_article
 from .comfort import comfort_step, recognise_comfort
-from .compound import contradiction_step, recognise_compound
+from .compound import recognise_compound
 from .confirming import confirmation_step
+from .contradiction import contradiction_step
 from .hazards import recognise_hazard
 from .live_context import live_context_step
 from .reading import Beliefs, norm
@@ -111,10 +113,12 @@ def _state_words(change: Change) -> str:
 
 
 def _says(b: Beliefs, c: Change, now: bool) -> str:
-    # "the light in the Kitchen is now on"; "the thermostat in the Hall already had target 21"
+    # "the light in the Kitchen is now on"; "the thermostat in the Hall already had target 21";
+    # "the spotlights in the Kitchen are now on"
+    what = describe(b, c.device)
     if c.attribute == "on" or isinstance(c.value, bool):
-        return f"{describe(b, c.device)} {'is now' if now else 'was already'} {_state_words(c)}"
-    return f"{describe(b, c.device)} {'now has' if now else 'already had'} {_state_words(c)}"
+        return f"{what} {agree(what, 'is') + ' now' if now else agree(what, 'was') + ' already'} {_state_words(c)}"
+    return f"{what} {'now ' + agree(what, 'has') if now else 'already had'} {_state_words(c)}"
 
 
 def _change_intention(b: Beliefs, c: Change, why: str) -> Intention:
@@ -139,7 +143,10 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "")
             verb = f"switch {describe(b, c.device)} {_state_words(c)}" if c.attribute == "on" else \
                 f"make {describe(b, c.device)} {_state_words(c)}" if isinstance(c.value, bool) else \
                 f"set the {c.attribute} of {describe(b, c.device)} to {c.value}"
-            intentions.append(_change_intention(b, c, f"{reason}The user wants me to {verb}, so I will do that now."))
+            # "The user wants me to ..." alone; after a reason ("It is night, so ") the reason says why
+            why = join_clauses(reason, f"I will {verb} now.") if reason else \
+                f"The user wants me to {verb}, so I will do that now."
+            intentions.append(_change_intention(b, c, why))
         return intentions
     done = [c for c in changes if c not in [p for p, _ in pending + failed]]
     changed = [c for c in done if any(_touches(call, c.device) and call.ok for call in b.calls)]
@@ -155,11 +162,10 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "")
     for c, _ in pending:
         if c not in usable:
             parts.append(f"I have no tool to change {describe(b, c.device)}")
-    joined = "; ".join(parts)
-    if reason.endswith(". "):  # a sentence before the list: the list starts a new sentence
-        joined = joined[:1].upper() + joined[1:]
-    message = reason + joined + "."
-    return _halt(message[0].upper() + message[1:], "Every change the user asked for is made, so I report back.")
+    if not changed and reason.endswith(", so "):  # "It is night; the light ... was already on": no "so" for no change
+        reason = reason[:-len(", so ")] + "; "
+    message = capitalise(join_clauses(reason, "; ".join(parts)) + ".")
+    return _halt(message, "Every change the user asked for is made, so I report back.")
 
 
 def _matches(goal: Goal, thing: tuple[str, str, str]) -> bool:
@@ -174,7 +180,10 @@ def _find(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
         if hit is None:
             continue
         where = b.rooms[room].name if room in b.rooms else room
-        found = f"I found {hit[0]}, a {hit[1]}, in the {where}"
+        # "I found Bruno, a dog, in the Hall"; "I found Keys in the Hall" (the name says what they are)
+        kind = "" if not hit[1] or hit[0].lower().split()[-1:] == hit[1].lower().split()[-1:] else hit[1]
+        found = f"I found {hit[0]}, {with_article(kind)}, in the {where}" if kind else \
+            f"I found {hit[0]} in the {where}"
         lights = b.lights_in(room)
         if goal.then == "report":
             return _halt(f"{found}.", f"I can see {hit[0]} in the {where}, so I can tell the user.")

@@ -23,10 +23,11 @@ from typing import Any
 __all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "norm", "read_request", "text_of"]
 
 KNOWLEDGE_TAG = "WORLD KNOWLEDGE"
-_NOW = re.compile(r"\(([\w.:-]+)\) is (?:now|already) (on|off)\b")
+_NOW = re.compile(r"\(([\w.:-]+)\) (?:is|are) (?:now|already) (on|off)\b")  # "are": "Spotlights"
 _CAN_GO = re.compile(r"from the .*?\(([\w.:-]+)\) the robot can go to: ([^.]*)\.")
 _LOOK_ROOM = re.compile(r"looks around the .*?\(([\w.:-]+)\)")
-_THING = re.compile(r"([^;:]+?), an? ([\w -]+?) \(([\w.:-]+)\)")
+# "Bruno, a dog (bruno)", "Ollie, an owl (ollie)", "Twins, people (twins)", "Keys (keys)": the type may be left out
+_THING = re.compile(r"([^;:,]+?)(?:, (?:an? )?([\w -]+?))? \(([\w.:-]+)\)")
 _TOO_DARK = re.compile(r"too dark to see anything in the (.*?) --")
 _SPEAKER = re.compile(r"\bYou are talking to ([A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?)\s*[.,;]")
 
@@ -122,6 +123,24 @@ class Beliefs:
     def neighbours(self, room: str) -> list[str]:
         exits = self.rooms[room].exits if room in self.rooms else []
         return [r for r in exits if (room, r) not in self.blocked and r in self.rooms]
+
+    def value_set(self, device: str, attribute: str) -> Any:
+        """The value this task's last successful ``set_device`` gave ``attribute`` of ``device``, or None.
+
+        A relative request ("warmer", "a bit lower") is one step: once a change
+        of it has been made, the value set *is* the goal. Recomputing "current
+        + 2" every turn from a state the change already moved would climb
+        without end.
+
+        Examples:
+            >>> call = Call("set_device", {"device_id": "t", "attribute": "target", "value": 21}, "... now 21.")
+            >>> b = Beliefs("", "latest", {}, {}, None, {}, [call])
+            >>> b.value_set("t", "target"), b.value_set("t", "mode")
+            (21, None)
+        """
+        done = [c for c in self.calls if c.ok and norm(c.name) == "setdevice" and str(c.arg("device_id")) == device
+                and str(c.arg("attribute")) == attribute]
+        return done[-1].arg("value") if done else None
 
 
 def _parse_knowledge(text: str) -> dict[str, Any] | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..wording import agree, in_sentence
 from .sage_devices import device_phrase
 from .sage_reading import Doc, Talk, read_doc, stem_words
 
@@ -80,16 +81,22 @@ def trigger_of(trigger: str) -> tuple[str, str]:
     return "", ""
 
 
-def condition_code(device: str, doc: Doc, value: str, trigger: str) -> tuple[str, str] | None:
+def condition_code(device: str, doc: Doc, value: str, trigger: str, name: str = "") -> tuple[str, str] | None:
     """(code, description) of the condition, from the document; None if no attribute fits.
+
+    ``name`` is the device's name for the description ("Fridge"); without it the id is used.
 
     Examples:
         >>> doc = read_doc("fridge / contactSensor: door.\\nAttributes:\\n- door: open or closed; one of open, closed "
         ...                "(now closed)\\nCommands: none (it can only be read).")
-        >>> print(condition_code("fridge", doc, "open", "I open the fridge")[0])
+        >>> code, description = condition_code("fridge", doc, "open", "I open the fridge", "Fridge")
+        >>> print(code)
         def fridge_door_open():
             return get("fridge", "door") == "open"
+        >>> description
+        'the door of the fridge is open'
     """
+    called = f"the {in_sentence(name or device.replace('-', ' '))}"  # "the fridge", "the TV"
     name = device.replace("-", "_")
     if value == "number":
         attrs = [a for a in doc.attributes if "temperature" in a]
@@ -99,17 +106,17 @@ def condition_code(device: str, doc: Doc, value: str, trigger: str) -> tuple[str
         below = bool(re.search(r"\b(below|under|drops)\b", trigger, re.IGNORECASE))
         op, word = ("<", "below") if below else (">", "above")
         code = f"def {name}_{attrs[0]}_{word}():\n    return get(\"{device}\", \"{attrs[0]}\") {op} {number.group(1)}"
-        return code, f"the {attrs[0].replace('_', ' ')} of {device} is {word} {number.group(1)}"
+        return code, f"the {attrs[0].replace('_', ' ')} of {called} is {word} {number.group(1)}"
     for attribute in doc.attributes:
         choices = doc.choices(attribute)
         if value in choices:
             code = f"def {name}_{attribute}_{value}():\n    return get(\"{device}\", \"{attribute}\") == \"{value}\""
-            return code, f"the {attribute.replace('_', ' ')} of {device} is {value}"
+            return code, f"the {attribute.replace('_', ' ')} of {called} is {value}"
         if value in ("true", "false") and doc.attributes[attribute]["range"] == "true or false":
             words = {"on": ("on", "off"), "locked": ("locked", "unlocked")}.get(attribute, (attribute, f"not {attribute}"))
             said = words[0] if value == "true" else words[1]
             code = f"def {name}_{said.replace(' ', '_')}():\n    return get(\"{device}\", \"{attribute}\") == {value.title()}"
-            return code, f"{device} is {said}"
+            return code, f"{called} {agree(called, 'is')} {said}"
     return None
 
 
@@ -167,7 +174,9 @@ def condition_step(t: Talk) -> Step:
                 return "get_capability_docs", {"device_id": device, "capability": untried[0]}
             return "halt", {"message_to_user": f"{device} has nothing I can watch for {trigger!r}."}
         return "get_capability_docs", {"device_id": device, "capability": capability}
-    written = condition_code(device, doc, value, trigger)
+    # "Best match: fridge (Fridge in the Kitchen: ...": the device's name, for the condition's description
+    named = re.match(r"Best match: \S+ \((.+?) in the ", found.result or "")
+    written = condition_code(device, doc, value, trigger, named.group(1) if named else "")
     if written is None:
         return "halt", {"message_to_user": f"The documents of {device} have no attribute for {trigger!r}."}
     return "create_condition", {"code": written[0], "description": written[1]}

@@ -8,7 +8,9 @@ SAGE's tools, and each agent of the tree is told apart by its tools:
   persistent commands go to the condition agent; personal requests ("put the
   game on", "something for the kids", "my usual temperature") ask the
   preference agent, then the TV guide, then hand a concrete task to the
-  device agent; chained commands ("... and then ...") go one by one; a device
+  device agent; a request that defeats itself ("lower the heating to make it
+  warmer") is asked about first, and the answer becomes one plain task
+  ("turn the thermostat up"); chained commands ("... and then ...") go one by one; a device
   agent that asks "which one?" makes it ask the user and try again, and so
   does one that says the home's safety policy needs the person's yes;
 * ``find_device`` + ``execute_command`` -> the **device agent**
@@ -28,6 +30,7 @@ import re
 from typing import Any
 
 from ..safety import is_yes
+from .contradiction import clash_in, read_answer
 from .sage_conditions import condition_step, is_persistent
 from .sage_devices import CONFIRM_FIRST, device_phrase, device_step
 from .sage_reading import Talk, read_talk
@@ -173,6 +176,33 @@ def _devices(t: Talk, requests: list[str]) -> Step:
     return _halt(" ".join(answers))
 
 
+# What a clear answer to a contradiction asks the device agent to do (a number: "set the thermostat to N").
+_PLAIN = {"warmer": "turn the thermostat up", "cooler": "turn the thermostat down",
+          "brighter": "turn the lights on", "darker": "turn the lights off"}
+
+
+def _contradiction(t: Talk) -> Step | None:
+    """"Lower the heating to make it warmer": ask which way first, then hand over one plain task (or nothing)."""
+    clash = clash_in(t.task)
+    if clash is None:
+        return None
+    why, wanted, question = clash
+    asked = [c for c in t.results("ask_user") if c.args.get("question") == question]
+    if not asked:
+        if "ask_user" in t.tools:
+            return "ask_user", {"question": question}
+        return _halt(f"{why}, so I did nothing. Tell me which you want and I will do it.")
+    answer = (asked[-1].result or "").removeprefix("The user answered: ")
+    kind, number = read_answer(answer, wanted)
+    if kind == "number" and wanted in ("warmer", "cooler"):
+        return _devices(t, [f"set the thermostat to {number:g}"])
+    if kind in _PLAIN:
+        return _devices(t, [_PLAIN[kind]])  # once: _devices halts when the device agent has answered
+    if kind == "leave":
+        return _halt("All right, I left everything as it was.")
+    return _halt(f"I could not tell from your answer ({answer!r}) which way you want it, so I left everything as it was.")
+
+
 def coordinator_step(t: Talk) -> Step:
     """The coordinator's next call (see the module docstring)."""
     task = t.task
@@ -196,7 +226,7 @@ def coordinator_step(t: Talk) -> Step:
         done = t.last("tv_guide")
         query = re.sub(r"\b(what'?s|is|there|a|any|on|tv|now|tonight|channel|show)\b|\?", " ", task, flags=re.I)
         return _halt(done.result or "") if done else ("tv_guide", {"query": " ".join(query.split())})
-    return _devices(t, chain(task))
+    return _contradiction(t) or _devices(t, chain(task))
 
 
 def preference_step(t: Talk) -> Step:

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wording import agree, capitalise, in_sentence
 from .reading import Beliefs, Dev
 
 __all__ = ["Change", "Goal", "daytime_answer", "describe", "understand", "words_of"]
@@ -97,10 +98,10 @@ def _has(text: str, phrase: str) -> bool:
 
 
 def describe(b: Beliefs, dev_id: str) -> str:
-    """'the light in the Kitchen' -- how a halt message names a device."""
+    """'the light in the Kitchen' -- how a halt message names a device ('the TV in the Den': capitals kept)."""
     dev = b.devices[dev_id]
     room = b.rooms[dev.room].name if dev.room in b.rooms else None
-    return f"the {dev.name.lower()} in the {room}" if room else f"the {dev.name.lower()} ({dev.id})"
+    return f"the {in_sentence(dev.name)} in the {room}" if room else f"the {in_sentence(dev.name)} ({dev.id})"
 
 
 # Ways of saying on and off that the rules read as the plain words.
@@ -382,7 +383,8 @@ def _answer(text: str, b: Beliefs, rooms: list[str], devices: list[Dev]) -> str:
         hits = [d for d in b.devices.values() if d.room in rooms and reading in d.state]
         hits = [d for d in hits if d.type == "sensor"] or hits
         if hits:
-            return " ".join(f"T{describe(b, d.id)[1:]} reads {reading} {d.state[reading]}." for d in hits)
+            return " ".join(f"{capitalise(describe(b, d.id))} {agree(describe(b, d.id), 'reads')} {reading} "
+                            f"{d.state[reading]}." for d in hits)
     asked = [d for d in devices if not rooms or d.room in rooms]
     lights = [d for d in b.devices.values() if d.type == "light" and (not rooms or d.room in rooms)]
     listing = re.search(r"\b(on|off)\b", text) and re.search(r"\blights\b|\blamps\b|\b(which|any)\b", text)
@@ -395,7 +397,7 @@ def _answer(text: str, b: Beliefs, rooms: list[str], devices: list[Dev]) -> str:
         return ("I am a rule-based teaching stand-in and could not understand that question. I can answer which "
                 "lights are on or off, where the robot is, which rooms there are, and a device's state.")
     flags = {"on": ("on", "off"), "open": ("open", "closed"), "locked": ("locked", "unlocked")}
-    return " ".join(f"T{describe(b, d.id)[1:]} is " +
+    return " ".join(f"{capitalise(describe(b, d.id))} {agree(describe(b, d.id), 'is')} " +
                     ", ".join(flags[k][0 if v else 1] if k in flags and isinstance(v, bool) else f"{k} {v}"
                               for k, v in d.state.items()) + "."
                     for d in asked)
