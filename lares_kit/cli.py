@@ -38,14 +38,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--executor-model", default=None, help="the light model that writes actions (react)")
     run.add_argument("--memory", nargs="?", const="default", default=None, metavar="PATH",
                      help="long-term memory file (default: runs/memory/<world>.sqlite3, or $LARES_DATA/memory)")
-    run.add_argument("--person", default=None, help="who is talking, for memory (e.g. ana)")
+    run.add_argument("--person", default=None,
+                     help="who is talking: a resident of the world (sage-home: amal, dmitriy); sage and react "
+                          "read it, other agents with --memory")
     run.add_argument("--knowledge", choices=["latest", "initial", "none"], default="latest")
     run.add_argument("--knowledge-format", choices=["full", "compact", "overview", "retrieval"], default=None,
                      help="how the home is written into the prompt (default: the agent's own; notebook 16)")
     run.add_argument("--answer", action="append", default=None, help="a reply for the simulated user (repeatable)")
     run.add_argument("--max-steps", type=int, default=None)
     run.add_argument("--seed", type=int, default=None, help="hide the movable things at random (same seed, same places)")
-    run.add_argument("--json", action="store_true", help="print one JSON object instead of a transcript")
+    run.add_argument("--event", action="append", default=None, metavar="EVENT",
+                     help="what happens after the episode, on the poller's simulated clock: 'TIME DEVICE "
+                          "ATTRIBUTE=VALUE ...', e.g. '30s fridge door=open' (TIME: 30, 30s or 2m; repeatable); "
+                          "shows persistent commands firing (--agent sage)")
+    run.add_argument("--json", action="store_true",
+                     help="print one JSON object instead of a transcript (always one, even for an error)")
 
     sub.add_parser("demo", help="the three Lares scenarios with the offline model")
 

@@ -162,6 +162,7 @@ class Monitor:
         self.timeline: list[Check] = []  # oldest first
         self.firings: list[Firing] = []  # oldest first
         self.notices: list[str] = []  # failures and disablings, as sentences for people and models
+        self.refused: list[tuple[str, str]] = []  # (code, why) of each registration turned away, oldest first
         self.seconds_evaluating = 0.0  # wall time spent evaluating, for the cost per tick
 
     # ------------------------------------------------------------ registering
@@ -173,17 +174,24 @@ class Monitor:
         what to fix: refused code, an unknown device or attribute, a failing
         test run. The test run's value is where edges start from, so a fridge
         already open when the command is given fires at the *next* opening.
+        A refused condition is also kept in ``refused``, with the reason, so a
+        transcript can show what the sandbox turned away.
         """
-        condition_id = self._free_id(check_condition(code, self.sandbox.limits).name)
-        checked = self.sandbox.load(condition_id, code)
+        try:
+            condition_id = self._free_id(check_condition(code, self.sandbox.limits).name)
+            checked = self.sandbox.load(condition_id, code)
+        except ConditionError as exc:
+            self.refused.append((code, str(exc)))
+            raise
         try:
             self._check_reads(checked.reads)
             states = self.home.device_states()
             outcome = self.sandbox.evaluate(states, [condition_id])[condition_id]
             if outcome.error:
                 raise ConditionError(f"The condition was tested on the home now and failed: {outcome.error}")
-        except ConditionError:
+        except ConditionError as exc:
             self.sandbox.drop(condition_id)
+            self.refused.append((code, str(exc)))
             raise
         condition = Condition(condition_id, code, description, owner, self.clock.now, checked.reads, action,
                               value=outcome.value)

@@ -124,3 +124,230 @@ def test_knowledge_format_changes_the_prompt_not_the_result(capsys):
         assert data["status"] == "done" and data["state"]["kitchen-light"] == {"on": True}
         sizes[fmt] = data["usage"]["prompt_tokens"]
     assert sizes["retrieval"] < sizes["full"]
+
+
+# ---------------------------------------------------------------- persistent commands: the poller and --event
+FRIDGE = "when I open the fridge, turn on the dining light"
+SAGE = ["--agent", "sage", "--world", "sage-home"]
+
+
+def test_sage_registers_a_persistent_command_instead_of_acting(capsys):
+    code, data = run_json(capsys, FRIDGE, *SAGE)
+    assert code == 0 and list(data)[:len(RUN_KEYS)] == RUN_KEYS and data["status"] == "done"
+    assert data["state"]["dining-strip"]["on"] is False  # nothing happens until the fridge opens
+    [condition] = data["conditions"]
+    assert condition["verdict"] == "accepted" and condition["reads"] == ["fridge.door"]
+    assert 'get("fridge", "door") == "open"' in condition["code"] and condition["value"] is False
+    assert condition["instruction"] == "turn on the dining light"
+    assert data["events"] == [] and data["firings"] == [] and data["state_after_events"] is None
+
+
+def test_the_transcript_shows_the_code_the_verdict_and_how_to_see_it_fire(capsys):
+    assert main(["run", FRIDGE, *SAGE]) == 0
+    out = capsys.readouterr().out
+    assert "~ Persistent commands: 1 registered, checked every 10 s" in out
+    assert '    |     return get("fridge", "door") == "open"' in out
+    assert "sandbox  accepted: the checker allowed its syntax (it reads fridge.door)" in out
+    assert '--event "30s fridge door=open"' in out  # the door is closed now: opening it is what would fire
+
+
+def test_events_fire_on_the_rising_edge_at_their_simulated_time(capsys):
+    events = ["--event", "30s fridge door=open", "--event", "2m fridge door=closed", "--event", "3m fridge door=open"]
+    code, data = run_json(capsys, FRIDGE, *SAGE, *events)
+    assert code == 0
+    assert data["events"] == [{"seconds": 30.0, "states": {"fridge": {"door": "open"}}},
+                              {"seconds": 120.0, "states": {"fridge": {"door": "closed"}}},
+                              {"seconds": 180.0, "states": {"fridge": {"door": "open"}}}]
+    # polled every 10 s: the tick after each opening fires, and only then
+    assert [(f["seconds"], f["condition"], f["status"]) for f in data["firings"]] == \
+        [(40.0, "fridge_door_open", "done"), (190.0, "fridge_door_open", "done")]
+    assert any(s["tool"] == "device_agent" for s in data["firings"][0]["steps"])
+    assert data["state"]["dining-strip"]["on"] is False and data["state_after_events"]["dining-strip"]["on"] is True
+    assert data["conditions"][0]["fired"] == 2
+
+
+def test_the_transcript_interleaves_events_and_firings(capsys):
+    assert main(["run", FRIDGE, *SAGE, "--event", "30 fridge door=open"]) == 0
+    out = capsys.readouterr().out
+    tail = out[out.index("~ After the episode, on the simulated clock:"):]
+    assert tail.index("t=   30s  event   fridge door=open") < tail.index(
+        't=   40s  fires   fridge_door_open turned True -> "turn on the dining light"')
+    assert "      > turn on the dining light" in tail and "dining-strip: on is now true" in tail
+    assert "1 firing;" in tail
+
+
+def test_an_event_that_changes_nothing_fires_nothing(capsys):
+    code, data = run_json(capsys, FRIDGE, *SAGE, "--event", "30s fridge door=closed")
+    assert code == 0 and data["firings"] == [] and data["state_after_events"]["dining-strip"]["on"] is False
+
+
+@pytest.mark.parametrize("agent", ["intent-action", "function-calling"])
+def test_an_agent_without_a_condition_agent_says_nothing_was_registered(capsys, agent):
+    assert main(["run", FRIDGE, "--world", "sage-home", "--agent", agent, "--event", "30s fridge door=open"]) == 0
+    out = capsys.readouterr().out
+    assert f"No persistent command was registered: {agent} has no condition agent" in out
+    assert "0 firings" in out
+
+
+def test_a_persistent_command_to_an_agent_with_no_poller_is_named(capsys):
+    assert main(["run", FRIDGE, "--world", "sage-home"]) == 0
+    out = capsys.readouterr().out
+    assert "This reads as a persistent command" in out and "only --agent sage registers one" in out
+    assert main(["run", "turn on the light in the kitchen"]) == 0
+    assert "persistent" not in capsys.readouterr().out  # an ordinary command gets no such note
+
+
+def test_a_world_with_nothing_to_watch(capsys):
+    # lares-home has no fridge: the condition agent says so, nothing is registered, and nothing is switched on
+    assert main(["run", "when I open the fridge, turn on the kitchen light", "--agent", "sage"]) == 0
+    out = capsys.readouterr().out
+    assert "~ No persistent command was registered: the answer above says why." in out
+    _, data = run_json(capsys, "when I open the fridge, turn on the kitchen light", "--agent", "sage")
+    assert "No device matches 'the fridge'" in data["final_message"]
+    assert data["conditions"] == [] and data["state"]["kitchen-light"] == {"on": False}
+
+
+@pytest.mark.parametrize("event,says", [
+    ("30s", "write it as TIME DEVICE ATTRIBUTE=VALUE"),
+    ("30s fridge door", "write it as TIME DEVICE ATTRIBUTE=VALUE"),
+    ("soon fridge door=open", "'soon' is not a time"),
+    ("99999m fridge door=open", "too late"),
+    ("30s fridg door=open", "there is no device 'fridg' in sage-home. Did you mean 'fridge'?"),
+    ("30s fridge dor=open", "fridge has no 'dor'; it has: door,"),
+    ("30s fridge door=ajar", "door of fridge must be one of open, closed."),
+    ("30s dining-strip level=500", "level of dining-strip must be a number from 0 to 100"),
+])
+def test_bad_event_text_is_one_sentence_and_exit_2(capsys, event, says):
+    assert main(["run", FRIDGE, *SAGE, "--event", event]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.startswith(f"lares: event {event!r}: ") and "Traceback" not in err
+    assert err.count("\n") == 1
+
+
+def test_the_monitor_keeps_what_the_sandbox_refused():
+    from lares_kit import load_world
+    from lares_kit.monitor import Monitor
+    from lares_kit.sandbox import ConditionError
+
+    with Monitor(load_world("sage-home"), isolation="inline") as monitor:
+        with pytest.raises(ConditionError):
+            monitor.register("import os\ndef f():\n    return True")
+        with pytest.raises(ConditionError):
+            monitor.register("def f():\n    return get('fridge', 'lid') == 'open'")
+        assert [why.split(";")[0] for _, why in monitor.refused] == [
+            "Line 1: imports are not allowed in a condition", "The condition reads 'lid' of 'fridge', which it does not have"]
+        assert monitor.conditions == {}
+
+
+def test_a_refused_condition_is_shown_with_the_sandbox_verdict(capsys, monkeypatch):
+    import functools
+
+    from lares_kit import sandbox
+
+    # A sandbox that allows only 20 characters of code refuses the condition agent's fridge condition.
+    monkeypatch.setattr(sandbox, "Limits", functools.partial(sandbox.Limits, max_code_chars=20))
+    assert main(["run", FRIDGE, *SAGE, "--event", "30s fridge door=open"]) == 0
+    out = capsys.readouterr().out
+    assert "~ Persistent commands: 0 registered" in out and "  a condition the sandbox refused:" in out
+    assert "    sandbox  refused: The condition is 66 characters long; keep it under 20" in out
+    assert "0 firings" in out
+    _, data = run_json(capsys, FRIDGE, *SAGE)
+    assert [(c["verdict"], c["id"]) for c in data["conditions"]] == [("refused", None)]
+    assert data["conditions"][0]["code"].startswith("def fridge_door_open():")
+
+
+# ------------------------------------------------------------------------------------------- --person
+@pytest.mark.parametrize("person,channel", [([], 3), (["--person", "dmitriy"], 4), (["--person", "Dmitriy"], 4),
+                                            (["--person", "amal"], 3)])
+def test_person_is_who_sage_serves(capsys, person, channel):
+    # the game on the TV by the plant: Amal (the first resident) supports the Canadiens (3), Dmitriy the Raptors (4)
+    code, data = run_json(capsys, "put the game on the TV by the plant", *SAGE, *person)
+    assert code == 0 and data["status"] == "done" and data["state"]["tv-plant"]["channel"] == channel
+
+
+def test_an_unknown_person_lists_the_residents(capsys):
+    assert main(["run", "put the game on", *SAGE, "--person", "bob"]) == 2
+    err = capsys.readouterr().err
+    assert err == "lares: sage-home knows these people: amal, dmitriy; --person 'bob' is not one of them.\n"
+
+
+def test_person_without_memory_is_refused_for_agents_that_cannot_use_it(capsys):
+    assert main(["run", "set my office to my usual temperature", "--world", "smart-building", "--person", "ana"]) == 2
+    err = capsys.readouterr().err
+    assert "intent-action reads --person only from its memory: add --memory" in err and "Traceback" not in err
+
+
+def test_person_with_memory_is_whose_preference_is_stored(capsys, tmp_path):
+    from lares_kit.memory import MemoryStore
+
+    store = tmp_path / "memory.sqlite3"
+    code, data = run_json(capsys, "I like the office at 23 degrees.", "--world", "smart-building", "--person", "ben",
+                          "--memory", str(store), "--agent", "function-calling")
+    assert code == 0 and data["status"] == "done"
+    assert MemoryStore(store).preferences("ben") == {"office temperature": 23}
+
+
+# ---------------------------------------------------------------- --json: one document on stdout, always
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("argv,status,code", [
+    (["set the office light depending on whether it's daytime"], "no_answer", 0),
+    (["when I open the fridge, turn on the dining light", *SAGE, "--event", "30s fridge door=open"], "done", 0),
+    (["hi", "--world", "attic"], "error", 2),
+    (["hi", "--agent", "telepathy"], "error", 2),
+    (["hi", "--max-steps", "0"], "error", 2),
+    ([FRIDGE, *SAGE, "--event", "30s fridge door=ajar"], "error", 2),
+    (["put the game on", *SAGE, "--person", "bob"], "error", 2),
+    (["hi", "--model", "gpt-4o-mini"], "error", 2),  # a remote model with no key
+])
+def test_json_stdout_is_one_document_in_every_outcome(capsys, monkeypatch, argv, status, code):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["run", *argv, "--json"]) == code
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["status"] == status
+    if status == "error":
+        assert captured.err == f"lares: {data['error']}\n" and data["instruction"] == argv[0]
+
+
+def test_json_with_a_model_that_cannot_be_reached(capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")  # nobody listens there
+    assert main(["run", "turn on the light in the kitchen", "--model", "some-model", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["status"] == "model_error" and "Connection error" in data["final_message"]
+
+
+def test_json_stdout_stays_clean_when_something_prints_during_the_run(capsys, monkeypatch):
+    import lares_kit.agents.run as run_module
+    from lares_kit.users import NoAnswer
+
+    class ChattyUser:  # asks through input()'s prompt, which writes to stdout, as TerminalUser() does
+        def __init__(self, stream=None):
+            pass
+
+        def ask(self, question):
+            print(f"[the agent asks] {question}")
+            raise NoAnswer("nobody")
+
+    monkeypatch.setattr(run_module, "TerminalUser", ChattyUser)
+    assert main(["run", "set the office light depending on whether it's daytime", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["status"] == "no_answer" and "[the agent asks]" in captured.err
+
+
+@pytest.mark.slow
+def test_json_question_unanswered_through_the_console_script():
+    lares = Path(sys.executable).with_name("lares")
+    env = {k: v for k, v in os.environ.items() if k != "LARES_MODEL"}
+    proc = subprocess.run([str(lares), "run", "set the office light depending on whether it's daytime", "--json"],
+                          capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120,
+                          check=False)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "no_answer"
+    assert "[the agent asks]" in proc.stderr

@@ -4,8 +4,37 @@
 things (``--seed``), runs the agent and prints a transcript, or with
 ``--json`` the one object of DESIGN.md section 3. The ``--answer`` replies
 go to ``ask_user`` in order; without them the person at the terminal is
-asked (an empty line means no answer). Exit status: 0 when the episode ran
-(whatever its status), 1 when the model could not be reached, 2 for bad input.
+asked (an empty line means no answer).
+
+**Persistent commands** ("when I open the fridge, turn on the dining
+light"): the sage agent always gets a poller (:class:`~lares_kit.monitor.Monitor`
+on a simulated clock), so its condition agent registers the condition
+instead of acting at once. After the episode the transcript shows each
+condition's code and the sandbox's verdict. ``--event "TIME DEVICE
+ATTRIBUTE=VALUE ..."`` (repeatable, e.g. ``--event "30s fridge door=open"``;
+TIME is ``30``, ``30s`` or ``2m`` after the episode) then plays what happens
+next on that clock (:func:`lares_kit.bench.events.play_events`, as the
+benchmark does) and shows each firing with its simulated time and the run it
+started. Other agents have no condition agent: with them the events still
+play, and the transcript says that nothing was registered.
+
+**Who is talking** (``--person NAME``): in a world that lists its residents
+(``users:``), NAME must be one of them. The sage agent reads it as the
+speaker (whose profile "put the game on" uses); react agents give it to their
+memory; function-calling and intent-action use it only with ``--memory``, so
+without it ``--person`` is refused rather than ignored.
+
+**Output**: with ``--json``, standard output holds exactly one JSON object
+whatever happens -- the run object, or ``{"status": "error", "error": ...}``
+when the run could not start (the sentence is also on standard error).
+Questions for the person at the terminal, and anything else printed during
+the run, go to standard error. Keys added beside the fixed ones when a
+poller was used (the sage agent, or ``--event``): ``conditions``, ``events``,
+``firings``, ``notices`` and ``state_after_events`` (``state`` stays the
+home right after the episode).
+
+Exit status: 0 when the episode ran (whatever its status), 1 when the model
+could not be reached, 2 for bad input.
 
 ``lares demo`` runs the scenarios of :mod:`lares_kit.agents.scenarios` with
 the offline model and prints each transcript with its check.
@@ -14,15 +43,25 @@ the offline model and prints each transcript with its check.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import textwrap
+from typing import Any
 
+from ..errors import LaresError
+from ..home import Home
 from ..users import ScriptedUser, TerminalUser
 from ..worlds import load_world
-from . import run_agent
+from . import get_agent, run_agent
 from .scenarios import LARES_SCENARIOS
 
-__all__ = ["cli_run", "cli_demo"]
+__all__ = ["cli_run", "cli_demo", "check_person"]
+
+# Agents that read who is talking without a memory store: sage (the speaker) and react (its own memory).
+PERSON_WITHOUT_MEMORY = ("sage", "react", "react-parallel")
+# What --json adds beside the fixed keys when a poller was used.
+PERSISTENT_KEYS = ("conditions", "events", "firings", "notices", "state_after_events")
 
 
 def cli_run(args: argparse.Namespace) -> int:
@@ -37,24 +76,237 @@ def cli_run(args: argparse.Namespace) -> int:
         ...
         0
     """
+    if not args.json:
+        text, code = _run(args)
+        print(text)
+        return code
+    stdout = sys.stdout
+    try:
+        # Anything printed during the run (a question, a library's chatter) goes to stderr:
+        # stdout holds the one JSON document.
+        with contextlib.redirect_stdout(sys.stderr):
+            data, code = _run(args)
+    except (Exception, KeyboardInterrupt) as exc:
+        reason = str(exc) if isinstance(exc, LaresError) else \
+            "stopped" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
+        from ..models import resolve_model
+
+        print(json.dumps({"instruction": args.instruction, "world": args.world, "agent": args.agent,
+                          "model": resolve_model(args.model), "status": "error", "error": reason}, indent=2),
+              file=stdout)
+        raise  # `lares` prints the sentence on stderr and exits 2 (130 when stopped)
+    print(json.dumps(data, indent=2), file=stdout)
+    return code
+
+
+def _run(args: argparse.Namespace) -> tuple[Any, int]:
+    """One episode, then its events; the transcript (or the JSON object) and the exit status."""
+    from ..bench.events import parse_event_texts, play_events
+    from ..monitor import Monitor
+
+    get_agent(args.agent)  # an unknown agent is the first thing to say
     home = load_world(args.world).reset(seed=args.seed)
+    memory = getattr(args, "memory", None)
+    person = check_person(getattr(args, "person", None), home, args.agent, memory)
+    if person:
+        home.extra["user"] = person  # who gives the instruction, as a benchmark task's setup.user
+    events = parse_event_texts(getattr(args, "event", None) or [], home)
     # Without --answer the person at the terminal is asked; with --json the
     # question goes to stderr so stdout holds only the JSON object.
     user = ScriptedUser(answers=list(args.answer)) if args.answer else TerminalUser(sys.stderr if args.json else None)
-    memory = getattr(args, "memory", None)
     if memory == "default":  # --memory with no path: the home's own store
         from ..memory_store import memory_path
 
         memory = memory_path(home.id)
-    episode = run_agent(args.instruction, home, agent=args.agent, model=args.model, knowledge=args.knowledge,
-                        user=user, max_steps=args.max_steps, executor_model=getattr(args, "executor_model", None),
-                        memory=memory, person=getattr(args, "person", None),
-                        **({"knowledge_format": args.knowledge_format} if getattr(args, "knowledge_format", None) else {}))
+    # The poller: sage's condition agent registers with it; events play against it after the episode.
+    monitor = Monitor(home) if args.agent == "sage" or events else None
+    try:
+        episode = run_agent(args.instruction, home, agent=args.agent, model=args.model, knowledge=args.knowledge,
+                            user=user, max_steps=args.max_steps,
+                            executor_model=getattr(args, "executor_model", None), memory=memory, person=person,
+                            monitor=monitor,
+                            **({"knowledge_format": args.knowledge_format}
+                               if getattr(args, "knowledge_format", None) else {}))
+        log = play_events(events, home, monitor) if events else None
+        persistent = _persistent(monitor, events, log, home) if monitor is not None else None
+    finally:
+        if monitor is not None:
+            monitor.close()
+    code = 1 if episode.status == "model_error" else 0
     if args.json:
-        print(json.dumps(episode.to_run_json(), indent=2))
+        data = episode.to_run_json()
+        if persistent is not None:
+            data.update({key: persistent[key] for key in PERSISTENT_KEYS})
+        return data, code
+    return episode.transcript() + _persistent_text(episode, persistent, args.agent), code
+
+
+def check_person(person: str | None, home: Home, agent: str, memory: Any = None) -> str | None:
+    """The ``--person`` to use (a resident's id), or a LaresError saying why it cannot be used.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> check_person("Dmitriy", load_world("sage-home"), "sage")
+        'dmitriy'
+        >>> check_person("bob", load_world("sage-home"), "sage")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: sage-home knows these people: amal, dmitriy; --person 'bob' is not one of them.
+        >>> check_person("ana", load_world("smart-building"), "intent-action")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: intent-action reads --person only from its memory: add --memory (the home's memory store), or use --agent sage or --agent react.
+    """
+    from ..profiles import residents
+
+    if not person:
+        return None
+    known = residents(home)
+    if known:  # a world with residents: only they can speak (their profiles are what the agents read)
+        match = next((r for r in known if r.lower() == person.strip().lower()), None)
+        if match is None:
+            raise LaresError(f"{home.id} knows these people: {', '.join(known)}; "
+                             f"--person {person!r} is not one of them.")
+        person = match
+    if agent not in PERSON_WITHOUT_MEMORY and not memory:
+        raise LaresError(f"{agent} reads --person only from its memory: add --memory (the home's memory store), "
+                         "or use --agent sage or --agent react.")
+    return person
+
+
+def _persistent(monitor: Any, events: list[Any], log: Any, home: Home) -> dict[str, Any]:
+    """What the poller saw, as data for ``--json`` (``transcripts``: the fired runs, for the text)."""
+    conditions = [{"id": c.id, "description": c.description, "code": c.code,
+                   "instruction": c.action.instruction if c.action else None,
+                   "reads": [f"{d}.{a}" if a else d for d, a in c.reads], "verdict": "accepted", "reason": None,
+                   "value": _first_value(monitor, c.id), "fired": c.fired, "enabled": c.enabled,
+                   "sandbox": monitor.sandbox.isolation} for c in monitor.list()]
+    conditions += [{"id": None, "description": "", "code": code, "instruction": None, "reads": [],
+                    "verdict": "refused", "reason": why, "value": None, "fired": 0, "enabled": False,
+                    "sandbox": monitor.sandbox.isolation} for code, why in monitor.refused]
+    firings, transcripts = [], []
+    for firing in log.firings if log is not None else []:
+        fired = firing["episode"]
+        run = fired.to_run_json() if hasattr(fired, "to_run_json") else {}
+        firings.append({"seconds": firing["seconds"], "condition": firing["condition"],
+                        "instruction": firing["instruction"], "status": run.get("status"),
+                        "final_message": run.get("final_message"), "steps": run.get("steps", []),
+                        "llm_calls": run.get("llm_calls", 0), "usage": run.get("usage"), "error": firing["error"]})
+        transcripts.append(fired.transcript() if hasattr(fired, "transcript") else "")
+    state_after = None
+    if log is not None:  # the same shape as the run object's "state"
+        truth = home.truth()
+        state_after = {**truth["devices"], "robot": truth.get("robot")}
+    return {"conditions": conditions, "events": [{"seconds": e.after, "states": e.states} for e in events],
+            "firings": firings, "notices": list(monitor.notices), "state_after_events": state_after,
+            "transcripts": transcripts, "jail": list(monitor.sandbox.jail), "interval": monitor.interval,
+            "hint": _event_hint(monitor, home)}
+
+
+def _event_hint(monitor: Any, home: Home) -> str:
+    # "fridge door=open" for the first thing a condition reads: the event that would make it change.
+    from ..devices import attributes_of
+
+    reads = [(d, a) for c in monitor.list() for d, a in c.reads if a and d in home.devices]
+    if not reads:
+        return "DEVICE ATTRIBUTE=VALUE"
+    device_id, attribute = reads[0]
+    dev = home.devices[device_id]
+    spec = attributes_of(dev.type, dev.capabilities).get(attribute)
+    now = dev.state.get(attribute)
+    if spec is not None and spec.kind == "choice":  # the other choice than now, e.g. door=open when closed
+        value = next((c for c in spec.choices if c != now), "VALUE")
+    elif isinstance(now, bool):
+        value = _word(not now)
     else:
-        print(episode.transcript())
-    return 1 if episode.status == "model_error" else 0
+        value = "VALUE"
+    return f"{device_id} {attribute}={value}"
+
+
+def _first_value(monitor: Any, condition_id: str) -> bool | None:
+    # The test run at registration is the first timeline row of the condition.
+    return next((c.value for c in monitor.timeline if c.condition_id == condition_id), None)
+
+
+def _persistent_text(episode: Any, data: dict[str, Any] | None, agent: str) -> str:
+    """The transcript's tail: registered conditions with their verdicts, then events and firings in time order."""
+    from ..bench.events import SETTLE_TICKS
+    from ..models.sage_conditions import is_persistent
+
+    lines: list[str] = []
+
+    def say(text: str, indent: str = "") -> None:
+        lines.extend(textwrap.wrap(text, 104, initial_indent=indent, subsequent_indent=indent + "  "))
+
+    asked = is_persistent(episode.instruction)
+    if data is None:  # no poller: say something only when the instruction reads as a persistent command
+        if asked:
+            say(f'~ This reads as a persistent command ("when X, do Y"), and {agent} carries instructions out '
+                "at once: only --agent sage registers one with a poller, to run each time X happens.")
+        return "".join("\n" + line for line in lines)
+    if not (data["conditions"] or data["events"] or asked):
+        return ""
+    accepted = [c for c in data["conditions"] if c["verdict"] == "accepted"]
+    if not data["conditions"]:
+        say("~ No persistent command was registered: " + (
+            "the answer above says why." if agent == "sage" else
+            f"{agent} has no condition agent; only --agent sage registers persistent commands."))
+    else:
+        say(f"~ Persistent commands: {len(accepted)} registered, checked every {data['interval']:g} s on a "
+            "simulated clock")
+    for c in data["conditions"]:
+        if c["verdict"] == "accepted":
+            then = f'"{c["instruction"]}"' if c["instruction"] else "(no action attached)"
+            say(f"{c['id']}: when {c['description'] or c['id']} -> {then}", "  ")
+        else:
+            say("a condition the sandbox refused:", "  ")
+        lines.extend(f"    | {line}" for line in c["code"].splitlines())
+        lines.extend(_wrapped("sandbox", _verdict(c, data["jail"])))
+    if accepted and not data["events"]:
+        say(f'To see it fire, play what happens next: --event "30s {data["hint"]}" (repeatable; TIME is 30, 30s '
+            "or 2m after the episode).", "  ")
+    if data["events"]:
+        say("~ After the episode, on the simulated clock:")
+        # rows: (seconds, order, lines). A tick at t comes before an event at t (play_events ticks, then
+        # changes the home), so at equal times a firing is listed first.
+        rows = []
+        for event in data["events"]:  # the world's doing, not the agent's
+            changes = "; ".join(f"{dev} " + " ".join(f"{a}={_word(v)}" for a, v in update.items())
+                                for dev, update in event["states"].items())
+            rows.append((event["seconds"], 1, [f"  t={event['seconds']:>5g}s  event   {changes}"]))
+        for firing, transcript in zip(data["firings"], data["transcripts"]):
+            failed = f" (failed: {firing['error']})" if firing["error"] else ""
+            head = (f"  t={firing['seconds']:>5g}s  fires   {firing['condition']} turned True -> "
+                    f"\"{firing['instruction']}\"{failed}")
+            rows.append((firing["seconds"], 0, [head] + [f"      {line}" for line in transcript.splitlines()]))
+        for _, _, row in sorted(rows, key=lambda row: row[:2]):
+            lines.extend(row)
+        n = len(data["firings"])
+        say(f"{n} firing{'s' if n != 1 else ''}; the poller went on {data['interval'] * SETTLE_TICKS:g} s after "
+            "the last event.", "  ")
+    for notice in data["notices"]:
+        say(f"notice: {notice}", "  ")
+    return "".join("\n" + line for line in lines)
+
+
+def _word(value: Any) -> str:
+    # true, 5, open: a value as it was typed in --event
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _verdict(condition: dict[str, Any], jail: list[str]) -> str:
+    if condition["verdict"] == "refused":
+        return f"refused: {condition['reason']}"
+    reads = ", ".join(condition["reads"]) or "no device"
+    where = (f"each check runs in a separate worker process with OS limits ({', '.join(jail)})"
+             if condition["sandbox"] == "process" and jail else "each check runs checked and guarded in this process")
+    return (f"accepted: the checker allowed its syntax (it reads {reads}); a test run on the home now gave "
+            f"{condition['value']}; {where}.")
+
+
+def _wrapped(label: str, text: str) -> list[str]:
+    body = textwrap.wrap(text, 96) or [""]
+    return [f"    {label:<8} {body[0]}"] + [f"    {'':<8} {line}" for line in body[1:]]
 
 
 def cli_demo(args: argparse.Namespace | None = None) -> int:

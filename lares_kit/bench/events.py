@@ -14,6 +14,8 @@ later; :func:`play_events` runs them against the episode's
 * the firings, with their times, for the ``fires`` check (exactly N, none
   before the first event).
 
+Events come from a task file (:func:`parse_events`) or from text a person
+types, ``lares run --event "30s fridge door=open"`` (:func:`parse_event_texts`).
 This module parses and plays events; it does not run agents (the monitor's
 ``on_fire`` does, set by the agent that registered the condition).
 """
@@ -21,14 +23,21 @@ This module parses and plays events; it does not run agents (the monitor's
 from __future__ import annotations
 
 import copy
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..devices import attributes_of, check_value
+from ..errors import LaresError, choices, did_you_mean
 from ..home import Home
 
-__all__ = ["Event", "EventLog", "parse_events", "play_events", "SETTLE_TICKS"]
+__all__ = ["Event", "EventLog", "parse_events", "parse_event_texts", "play_events", "SETTLE_TICKS", "EVENT_SYNTAX"]
 
 SETTLE_TICKS = 3  # ticks after the last event, so a late edge still fires
+EVENT_SYNTAX = "TIME DEVICE ATTRIBUTE=VALUE ..., e.g. '30s fridge door=open' (TIME: 30, 30s or 2m after the episode)"
+LATEST_EVENT = 24 * 3600.0  # typed events play within a simulated day (8,640 ticks at 10 s), so a typo cannot hang
+_TIME = re.compile(r"^(\d+(?:\.\d+)?)(s|m)?$")  # 30, 30s, 2m, 1.5m
 
 
 @dataclass
@@ -66,6 +75,69 @@ def parse_events(v: Any, raw: Any, key: str) -> list[Event]:
                                                          settable_only=False)))
         last = float(after)
     return events
+
+
+def parse_event_texts(texts: list[str], home: Home) -> list[Event]:
+    """Events from typed text, checked against ``home``; a LaresError says what to fix in one sentence.
+
+    Each text is ``TIME DEVICE ATTRIBUTE=VALUE ...`` (see :data:`EVENT_SYNTAX`).
+    Values are checked like a tool's arguments; the attribute may be one the
+    home only reads (a fridge's door sensor). Texts with the same time become
+    one event; events are sorted by time.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("sage-home")
+        >>> parse_event_texts(["2m fridge door=closed", "30s fridge door=open"], home)
+        [Event(after=30.0, states={'fridge': {'door': 'open'}}), Event(after=120.0, states={'fridge': {'door': 'closed'}})]
+        >>> parse_event_texts(["30s fridge door=ajar"], home)
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: event '30s fridge door=ajar': door of fridge must be one of open, closed.
+    """
+    by_time: dict[float, dict[str, dict[str, Any]]] = {}
+    for text in texts:
+        after, device_id, update = _event_from_text(text, home)
+        by_time.setdefault(after, {}).setdefault(device_id, {}).update(update)
+    return [Event(after, states) for after, states in sorted(by_time.items())]
+
+
+def _event_from_text(text: str, home: Home) -> tuple[float, str, dict[str, Any]]:
+    def fail(message: str) -> LaresError:
+        return LaresError(f"event {text!r}: {message}")
+
+    words = text.split()
+    if len(words) < 3 or not all("=" in w for w in words[2:]):
+        raise fail(f"write it as {EVENT_SYNTAX}.")
+    when = _TIME.match(words[0].lower())
+    if when is None:
+        raise fail(f"{words[0]!r} is not a time; use seconds or minutes after the episode, like 30, 30s or 2m.")
+    after = float(when.group(1)) * (60 if when.group(2) == "m" else 1)
+    if after > LATEST_EVENT:
+        raise fail(f"{words[0]!r} is too late; events play within a day after the episode (at most 1440m).")
+    device_id = words[1]
+    dev = home.devices.get(device_id)
+    if dev is None:
+        ids = list(home.devices)
+        raise fail(f"there is no device {device_id!r} in {home.id}.{did_you_mean(device_id, ids)} "
+                   f"{choices('Devices', device_id, ids)}")
+    specs = attributes_of(dev.type, dev.capabilities)
+    update: dict[str, Any] = {}
+    for pair in words[2:]:
+        attribute, _, raw = pair.partition("=")
+        if attribute not in dev.state:
+            raise fail(f"{device_id} has no {attribute!r}; it has: {', '.join(dev.state) or 'nothing'}.")
+        if attribute in specs:
+            value, allowed = check_value(specs[attribute], raw)
+            if allowed is not None:
+                raise fail(f"{attribute} of {device_id} must be {allowed}.")
+        else:  # an attribute with no declared kind: JSON words (true, 5) or plain text
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = raw
+        update[attribute] = value
+    return after, device_id, update
 
 
 def play_events(events: list[Event], home: Home, monitor: Any) -> EventLog:
