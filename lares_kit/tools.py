@@ -75,7 +75,7 @@ def _light_sentence(home: Home, dev) -> str:
     state = "on" if dev.state["on"] else "off"
     lit = "lit" if home.is_lit(dev.room) else "dark"
     return (f"The {in_sentence(dev.name)} in the {room} ({dev.id}) {agree(dev.name, 'is')} now {state}. "
-            f"The {room} is {lit}.")
+            f"The {room} {agree(room, 'is')} {lit}.")  # "The Stairs are lit"
 
 
 def _room(home: Home, room_id: str) -> str:

@@ -96,3 +96,11 @@ def test_names_inside_a_sentence_and_joined_clauses():
     assert join_clauses("It is late, so ", "There is nothing to do.") == "It is late, so there is nothing to do."
     assert join_clauses("I looked. ", "the hall is empty.") == "I looked. The hall is empty."
     assert join_clauses("You asked, so ", "Bruno stays in.") == "You asked, so Bruno stays in."  # a name keeps it
+
+
+def test_a_refusal_and_a_room_name_read_as_english():
+    home = load_world("townhouse")
+    episode = run_agent("put the oven on full and leave it on overnight", home, agent="function-calling",
+                        model="offline")
+    assert "an oven left with nobody watching it" in episode.final_message, episode.final_message
+    assert set_light(home, "stairs-light", True).endswith("The Stairs are lit.")  # a room called "Stairs"

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from ..wording import with_article
 from .reading import Beliefs
 from .understanding import Goal, words_of
 
@@ -74,7 +75,7 @@ def _heat_alone(text: str) -> str | None:
                if name in ("oven", "stove", "hob", "cooker", "grill") and re.search(r"\b(warm|heat|freezing|cold)\b",
                                                                                      text) else "")
     return (f"I will not leave the {name} on {why if why.startswith(('all', 'over', 'while', 'on ')) else 'unattended'}:"
-            f" a {name} left with nobody watching it is a fire danger, and that is not safe.{instead} "
+            f" {with_article(name)} left with nobody watching it is a fire danger, and that is not safe.{instead} "
             f"I can turn it on when someone is there to watch it.")
 
 

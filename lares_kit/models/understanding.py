@@ -398,6 +398,7 @@ def _answer(text: str, b: Beliefs, rooms: list[str], devices: list[Dev]) -> str:
                 "lights are on or off, where the robot is, which rooms there are, and a device's state.")
     flags = {"on": ("on", "off"), "open": ("open", "closed"), "locked": ("locked", "unlocked")}
     return " ".join(f"{capitalise(describe(b, d.id))} {agree(describe(b, d.id), 'is')} " +
-                    ", ".join(flags[k][0 if v else 1] if k in flags and isinstance(v, bool) else f"{k} {v}"
+                    ", ".join(flags[k][0 if v else 1] if k in flags and isinstance(v, bool)
+                              else f"{k.replace('_', ' ')} {str(v).rstrip('.')}"  # "next event ...", no ".."
                               for k, v in d.state.items()) + "."
                     for d in asked)
