@@ -75,13 +75,13 @@ def main() -> int:
     with serve_model(args.latency) as base_url:
         # One client, shared by the threads, as `lares bench` does; no retries so a failure shows.
         client = openai.OpenAI(base_url=base_url, api_key="unused", max_retries=0, timeout=30)
-        clients = {"offline-http": client}
+        clients = {"offline": client}  # the name the server serves (another is a 404)
         print(f"{len(tasks)} tasks, agent {args.agent}, offline model at {base_url} "
               f"with {args.latency:.2f} s per request")
         timings, results = {}, {}
         for threads in (1, args.threads):
             start = time.perf_counter()
-            bench = run_bench(tasks, agents=[args.agent], models=["offline-http"], concurrency=threads,
+            bench = run_bench(tasks, agents=[args.agent], models=["offline"], concurrency=threads,
                               clients=clients)
             timings[threads] = time.perf_counter() - start
             results[threads] = [{k: v for k, v in r.items() if k != "seconds"} for r in bench.results]

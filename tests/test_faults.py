@@ -6,8 +6,9 @@ drives it with the real ``openai`` client from
 :func:`~lares_kit.models.make_client`-style settings. What is checked: the
 client retries what is worth retrying, an agent gives up with the status
 ``model_error`` and the error's text, the benchmark keeps going and records
-the failure, and a resumed benchmark re-runs only what failed. The last test
-runs ``lares serve-model --fault-rate ...`` as a child process.
+the failure, and a resumed benchmark re-runs only what failed. The last tests
+run ``lares serve-model --fault-rate ...`` as a child process, and stop it
+with Ctrl-C (SIGINT) with a connection held open: it exits within 2 s.
 """
 
 from __future__ import annotations
@@ -115,9 +116,17 @@ def test_serve_model_with_fault_flags():
         assert client.models.list().data[0].id == "offline"  # only chat completions are broken
         with pytest.raises(openai.InternalServerError, match="injected fault"):
             client.chat.completions.create(model="offline", messages=[{"role": "user", "content": "hi"}])
-    finally:
+        held = socket.create_connection(("127.0.0.1", port))  # a keep-alive connection left open
+        held.sendall(b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+        held.recv(65536)
+        start = time.perf_counter()
         os.kill(server.pid, signal.SIGINT)
-        server.wait(timeout=10)
+        code = server.wait(timeout=30)
+        assert code == 0 and time.perf_counter() - start < 2.0  # the issue's promise: stopped within 2 s
+        held.close()
+    finally:
+        server.kill()
+        server.wait()
 
 
 def test_bad_fault_flags_exit_2():
