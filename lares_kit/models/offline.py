@@ -28,8 +28,10 @@ The prompt contract (what an agent must send for it to work)
   ``ask_user`` is offered) or halts saying it has no map.
 * **History**: assistant messages with ``tool_calls`` and the ``tool``
   messages answering them, read through the result contract of
-  :mod:`lares_kit.tools` (``Error: ...``; ``(<light-id>) is now on.``;
-  ``Also here: Name, a <type> (<id>); ...``; ``The user answered: ...``).
+  :mod:`lares_kit.tools` (``Error: ...``; ``(<light-id>) is now on.`` or
+  ``are now on.``; ``Also here: Name, a <type> (<id>); ...``, where the
+  article may be ``an`` or none and ``, a <type>`` may be left out;
+  ``The user answered: ...``).
   Beliefs are rebuilt every turn from the knowledge plus these facts, so the
   same history works with latest or initial knowledge.
 * **Tools** it uses: ``toggle_light(light_id)``, ``set_light(light_id, on)``
@@ -63,7 +65,9 @@ What it can do: direct control by room, name or alias; searches with the
 robot (breadth-first routes over exits, lights on where it is dark, look,
 go on until found, then act); asking about facts it cannot observe (is it
 daytime?) and acting on the answer; refusing rooms and devices the home does
-not have; answering simple questions from the knowledge. Anything else: it
+not have; answering simple questions from the knowledge; asking about a
+request that defeats itself and doing what the answer says, once
+(:mod:`lares_kit.models.contradiction`). Anything else: it
 halts and says it is a rule-based stand-in that could not understand.
 """
 
