@@ -6,9 +6,11 @@ The AgentApp runs an agent, through :func:`lares_kit.run_agent`, like any
 other caller.
 
 * :mod:`.drawing` -- :func:`draw_home`, :func:`render_png`, :func:`describe_home` (matplotlib only)
+* :mod:`.layout` -- where rooms go, and which labels fit in which box
+* :mod:`.fitting` -- measuring and wrapping text in points, so words stay inside their boxes
 * :mod:`.homemap` -- :class:`HomeMap`, the map as a widget with a god-view toggle
-* :mod:`.replay` -- :class:`SearchReplay`, a slider over an Episode's steps
-* :mod:`.app` -- :class:`AgentApp`, the Lares demo UI
+* :mod:`.replay` -- :class:`SearchReplay`, a slider over an Episode's steps, and strips of maps
+* :mod:`.app` -- :class:`AgentApp`, the Lares demo UI; :mod:`.snapshot` draws it as one picture
 """
 
 from .drawing import describe_home, draw_home, render_png, room_layout, room_lit

@@ -32,7 +32,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
 from ..home import Home
 from .fitting import text_width, wrap
-from .layout import LINE, PAD, box_size, map_area, plan_labels, room_labels, room_layout
+from .layout import LABEL_LINE, LINE, PAD, box_size, map_area, map_limits, plan_labels, room_labels, room_layout
 
 __all__ = ["LIT", "DARK", "room_layout", "room_lit", "draw_home", "render_png", "describe_home",
            "legend_handles", "legend_height", "add_legend", "LEGEND_IN"]
@@ -133,7 +133,8 @@ def _legend_rows(fig_w_in: float, handles: list[Patch]) -> int:
 
 def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str, Any] | None = None,
               path: list[str] | None = None, god_view: bool = False, title: str | None = None,
-              ax=None, legend: bool = True, labels: str = "auto") -> Figure:
+              ax=None, legend: bool = True, labels: str = "auto",
+              sizes: tuple[float, float] | None = None) -> Figure:
     """Draw the home: lit rooms yellow, dark rooms blue, the robot, what it has seen.
 
     ``state``: a truth snapshot (default ``home.truth()``); ``seen``: item id ->
@@ -142,7 +143,9 @@ def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str
     dashed. Draws on ``ax`` if given (a strip of maps passes ``legend=False``
     and draws one legend for all), else on a new Figure; returns the Figure.
     Every word is sized to stay inside its room box (:mod:`.layout`);
-    ``labels`` is ``"auto"``, ``"full"``, ``"short"`` or ``"marks"``.
+    ``labels`` is ``"auto"``, ``"full"``, ``"short"`` or ``"marks"``, and
+    ``sizes`` = (name, label) caps the font sizes, so maps side by side can
+    share one style.
 
     Examples:
         >>> from lares_kit import load_world
@@ -157,13 +160,15 @@ def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str
     if own:
         ax = _map_axes(home, title, legend, god_view, bool(path))
     fig = ax.figure
-    xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
-    ax.set_xlim(min(xs) - width, max(xs) + width)
-    ax.set_ylim(min(ys) - height * 0.9, max(ys) + height * 0.9)
+    xlim, ylim = map_limits(pos)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
     ax.set_aspect("auto")
     ax.axis("off")
     sx, sy = _points_per_unit(ax)
     plan = plan_labels(home, room_labels(home, state, seen, god_view), (width * sx, height * sy), labels)
+    if sizes is not None:  # only ever smaller: what fitted still fits
+        plan.name_size, plan.label_size = min(plan.name_size, sizes[0]), min(plan.label_size, sizes[1])
     lit = room_lit(home, state)
 
     for a, b in home.graph.edges:  # exits: doors between the boxes
@@ -229,7 +234,7 @@ def _draw_labels(ax, plan, room: str, x: float, top: float, width: float, sx: fl
                     linestyle="none", zorder=5, gid=f"mark:{room}:{label.kind}")
         return
     size = plan.label_size
-    step = size * 1.85  # points from one label's centre to the next
+    step = size * LABEL_LINE  # points from one label's centre to the next
     for i, label in enumerate(shown):
         text = label.full if plan.mode == "full" else label.short
         dashed = label.kind == "hidden"

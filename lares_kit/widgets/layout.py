@@ -25,7 +25,7 @@ from ..home import Home
 from .fitting import ELLIPSIS, fit_size, split_name, text_width
 
 __all__ = ["NAME_PT", "LABEL_PT", "MIN_PT", "MIN_LABEL_PT", "LABEL_MODES", "Label", "LabelPlan", "room_layout", "box_size",
-           "map_area", "room_labels", "plan_labels"]
+           "map_area", "map_limits", "room_labels", "plan_labels"]
 
 NAME_PT = 10.0  # a room's name, bold, at most this size
 LABEL_PT = 8.0  # a thing's label, at most this size
@@ -34,7 +34,7 @@ MIN_LABEL_PT = 7.0  # a label smaller than this is hard to read: use the short l
 LABEL_MODES = ("full", "short", "marks")  # longest first
 PAD = 3.0  # points between a box's edge and what is written in it
 LINE = 1.2  # a line of text is this many times its font size high
-LABEL_LINE = 1.85  # a label in its rounded box, with the gap to the next one
+LABEL_LINE = 1.75  # a label in its rounded box (text, 0.25 em padding above and below), and a gap
 
 
 @dataclass
@@ -110,6 +110,19 @@ def box_size(pos: dict[str, tuple[float, float]]) -> tuple[float, float]:
     return width, height
 
 
+def map_limits(pos: dict[str, tuple[float, float]]) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The map's x and y limits in layout units: every box, and a tenth of a box to spare around them.
+
+    Examples:
+        >>> map_limits({"a": (0.0, 0.0), "b": (1.0, 0.0)})
+        ((-0.48, 1.48), (-0.48, 0.48))
+    """
+    width, height = box_size(pos)
+    xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
+    return ((round(min(xs) - 0.6 * width, 6), round(max(xs) + 0.6 * width, 6)),
+            (round(min(ys) - 0.6 * height, 6), round(max(ys) + 0.6 * height, 6)))
+
+
 def map_area(home: Home) -> tuple[float, float]:
     """The natural size of a map's drawing area in inches, ``(width, height)``: about 2.3 by 1.5 per room slot.
 
@@ -175,13 +188,17 @@ def plan_labels(home: Home, labels: dict[str, list[Label]], box: tuple[float, fl
     width, height = box
     inner_w, inner_h = max(width - 2 * PAD, 1.0), max(height - 2 * PAD, 1.0)
     names = {room: home.room_name(room) for room in home.graph.nodes}
-    plan = _plan(names, labels, inner_w, inner_h, box)
-    if mode == "auto":
-        mode = next((m for m in LABEL_MODES[:2] if _label_size(m, labels, plan.free, inner_w) >= MIN_LABEL_PT),
-                    "marks")
-    if mode != "marks":
-        plan.mode, plan.label_size = mode, _label_size(mode, labels, plan.free, inner_w)
-        return plan
+    # Labels first: if they only fit under smaller names, names give up to two points. A mode asked for
+    # by name is kept even if it fits only small.
+    caps = (NAME_PT, NAME_PT - 1, NAME_PT - 2)
+    modes = [] if mode == "marks" else list(LABEL_MODES[:2]) if mode == "auto" else [mode]
+    for name_cap in caps if modes else ():
+        plan = _plan(names, labels, inner_w, inner_h, box, name_cap)
+        for m in modes:
+            size = _label_size(m, labels, plan.free, inner_w)
+            if size >= MIN_LABEL_PT or (mode != "auto" and name_cap == caps[-1]):
+                plan.mode, plan.label_size = m, size
+                return plan
     # Marks: dots in a row at the right end of each box, on the name's line; the names take the rest.
     dot = max(3.0, min(7.0, inner_h * 0.7))
     most = max((len(shown) for shown in labels.values()), default=0)
@@ -192,13 +209,13 @@ def plan_labels(home: Home, labels: dict[str, list[Label]], box: tuple[float, fl
 
 
 def _plan(names: dict[str, str], labels: dict[str, list[Label]], inner_w: float, inner_h: float,
-          box: tuple[float, float]) -> LabelPlan:
+          box: tuple[float, float], name_cap: float = NAME_PT) -> LabelPlan:
     # One size for every name: the largest at which each name fits on one line, or on two when the box is
     # tall enough for two.
-    best = [max(min(fit_size([n], inner_w, NAME_PT, bold=True), inner_h / LINE),
-                min(fit_size(split_name(n), inner_w, NAME_PT, bold=True), inner_h / (2 * LINE)))
+    best = [max(min(fit_size([n], inner_w, name_cap, bold=True), inner_h / LINE),
+                min(fit_size(split_name(n), inner_w, name_cap, bold=True), inner_h / (2 * LINE)))
             for n in names.values()]
-    name_size = max(MIN_PT, min(best, default=NAME_PT))
+    name_size = max(MIN_PT, min(best, default=name_cap))
     two = 2 * LINE * name_size <= inner_h
     lines = {room: _name_lines(n, name_size, inner_w, two) for room, n in names.items()}
     free = {room: inner_h - len(lines[room]) * LINE * name_size - 2 for room in names}  # under the name

@@ -29,7 +29,7 @@ from ..home import Home
 from ..steps import Error, Final, Intent, Question, ToolCall
 from .drawing import add_legend, draw_home, legend_handles, legend_height
 from .fitting import wrap
-from .layout import LABEL_MODES, LINE, box_size, map_area, plan_labels, room_labels, room_layout
+from .layout import LABEL_MODES, LINE, box_size, map_area, map_limits, plan_labels, room_labels, room_layout
 
 __all__ = ["Frame", "replay_frames", "draw_frames", "strip_shape", "SearchReplay"]
 
@@ -97,8 +97,8 @@ def _caption(step: ToolCall) -> str:
     return f"{step.call_text} -> {step.result}"
 
 
-STRIP_WIDTH_IN = 15.6  # a strip is at most this wide: 1,250 pixels at 80 dpi, shown at full size in a notebook
-MIN_SCALE = 0.62  # maps in a strip are never drawn smaller than this share of their natural size: wrap instead
+STRIP_WIDTH_IN = 12.5  # a strip is at most this wide: 1,000 pixels at 80 dpi, shown unscaled in a notebook
+MIN_SCALE = 0.5  # maps in a strip are never drawn smaller than this share of their natural size: wrap instead
 CAPTION_PT = 9.0
 CAPTION_LINES = 3
 
@@ -109,7 +109,7 @@ def strip_shape(home: Home, count: int, columns: int = 3) -> tuple[int, float]:
     Examples:
         >>> from lares_kit import load_world
         >>> strip_shape(load_world("lares-home"), 3)
-        (3, 0.71)
+        (3, 0.57)
         >>> strip_shape(load_world("smart-building"), 3)[0]  # a wide home: two maps a row
         2
     """
@@ -146,16 +146,19 @@ def draw_frames(home: Home, frames: list[Frame], *, god_view: bool = False, colu
     legend_h = legend_height(fig_w, handles)
     fig_h = rows * (panel_h + caption_h) + legend_h
     fig = Figure(figsize=(fig_w, fig_h), dpi=80)
-    boxes = {f.step: _box_points(home, panel_w, panel_h) for f in frames}
-    modes = [plan_labels(home, room_labels(home, f.state, f.seen, god_view), boxes[f.step]).mode for f in frames]
-    mode = max(modes, key=LABEL_MODES.index)  # the most compact any frame needs
+    # One style for every frame: the most compact labels any frame needs, at the smallest sizes any needs.
+    box = _box_points(home, panel_w, panel_h)
+    shown = [room_labels(home, f.state, f.seen, god_view) for f in frames]
+    mode = max((plan_labels(home, labels, box).mode for labels in shown), key=LABEL_MODES.index)
+    plans = [plan_labels(home, labels, box, mode) for labels in shown]
+    sizes = (min(p.name_size for p in plans), min(p.label_size for p in plans))
     for i, frame in enumerate(frames):
         row, col = divmod(i, per_row)
         left = col * (panel_w + 2 * _GUTTER_IN) + _GUTTER_IN
         bottom = legend_h + (rows - 1 - row) * (panel_h + caption_h)
         ax = fig.add_axes((left / fig_w, bottom / fig_h, panel_w / fig_w, panel_h / fig_h))
         draw_home(home, state=frame.state, seen=frame.seen, path=frame.path, god_view=god_view, ax=ax,
-                  legend=False, labels=mode)
+                  legend=False, labels=mode, sizes=sizes)
         caption = wrap(f"step {frame.step}: {frame.caption}", panel_w * 72 - 4, CAPTION_PT, CAPTION_LINES)
         ax.text(0.0, 1.0 + 4 / (panel_h * 72), "\n".join(caption), transform=ax.transAxes, ha="left",
                 va="bottom", fontsize=CAPTION_PT, linespacing=LINE, gid=f"caption:{frame.step}")
@@ -170,9 +173,8 @@ def _box_points(home: Home, panel_w: float, panel_h: float) -> tuple[float, floa
     # A room box's size in points on a map drawn panel_w x panel_h inches (the limits draw_home sets).
     pos = room_layout(home)
     width, height = box_size(pos)
-    xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
-    span_x, span_y = max(xs) - min(xs) + 2 * width, max(ys) - min(ys) + 1.8 * height
-    return width * panel_w * 72 / span_x, height * panel_h * 72 / span_y
+    (x0, x1), (y0, y1) = map_limits(pos)
+    return width * panel_w * 72 / (x1 - x0), height * panel_h * 72 / (y1 - y0)
 
 
 class SearchReplay:
