@@ -74,7 +74,7 @@ q1 = Problem("The knowledge message", ("knowledge_message",), _test_message, hin
 ])
 q2 = Problem("What the history says", ("lights_switched",), _test_switched, hints=[
     "Only messages with role 'tool' hold results; a result that starts with 'Error: ' changed nothing.",
-    r"re.findall(r'\(([\w-]+)\) is now (on|off)\.', content) finds every light change in one result.",
+    r"re.findall(r'\(([\w-]+)\) (?:is|are) now (on|off)\.', content) finds every light change in one result.",
     "Go through the messages in order and overwrite: the last change of a light wins.",
 ])
 q3 = Problem("Start plus history", ("light_states",), _test_states, hints=[

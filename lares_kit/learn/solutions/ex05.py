@@ -21,7 +21,7 @@ def lights_switched(messages):
     changes = {}
     for message in messages:
         if message.get("role") == "tool" and not message["content"].startswith("Error: "):
-            for light, state in re.findall(r"\(([\w-]+)\) is now (on|off)\.", message["content"]):
+            for light, state in re.findall(r"\(([\w-]+)\) (?:is|are) now (on|off)\.", message["content"]):
                 changes[light] = state == "on"
     return changes
 
