@@ -124,9 +124,11 @@ def draw_frames(home: Home, frames: list[Frame], *, god_view: bool = False, colu
     """Draw ``frames`` side by side, each under its step's caption, with one legend for all.
 
     Each map is drawn as large as the strip allows (:func:`strip_shape`; a
-    wide home wraps to fewer maps a row), captions are wrapped at word
-    boundaries, and every word stays inside its room (the most compact label
-    style any frame needs is used in all of them, so the frames look alike).
+    wide home wraps to fewer maps a row, and so does a home whose crowded
+    rooms would otherwise show dots instead of names), captions are wrapped
+    at word boundaries, and every word stays inside its room (the most
+    compact label style any frame needs is used in all of them, so the
+    frames look alike).
 
     Examples:
         >>> from lares_kit import load_world
@@ -136,9 +138,17 @@ def draw_frames(home: Home, frames: list[Frame], *, god_view: bool = False, colu
         >>> len(fig.axes), len(fig.legends)
         (2, 1)
     """
-    per_row, scale = strip_shape(home, len(frames), columns)
-    rows = math.ceil(len(frames) / per_row)
     area_w, area_h = map_area(home)
+    shown = [room_labels(home, f.state, f.seen, god_view) for f in frames]
+    per_row, scale = strip_shape(home, len(frames), columns)
+    mode = _mode(home, shown, area_w * scale, area_h * scale)
+    # Words beat width: if the things in some room only fit as dots, try fewer, bigger maps a row.
+    for fewer in range(per_row - 1, 0, -1) if mode == "marks" else ():
+        bigger = min(1.0, STRIP_WIDTH_IN / (fewer * area_w))
+        if _mode(home, shown, area_w * bigger, area_h * bigger) != "marks":
+            per_row, scale, mode = fewer, bigger, _mode(home, shown, area_w * bigger, area_h * bigger)
+            break
+    rows = math.ceil(len(frames) / per_row)
     panel_w, panel_h = area_w * scale, area_h * scale
     caption_h = (CAPTION_LINES * CAPTION_PT * LINE + 10) / 72
     fig_w = per_row * panel_w + 2 * _GUTTER_IN * per_row
@@ -148,8 +158,6 @@ def draw_frames(home: Home, frames: list[Frame], *, god_view: bool = False, colu
     fig = Figure(figsize=(fig_w, fig_h), dpi=80)
     # One style for every frame: the most compact labels any frame needs, at the smallest sizes any needs.
     box = _box_points(home, panel_w, panel_h)
-    shown = [room_labels(home, f.state, f.seen, god_view) for f in frames]
-    mode = max((plan_labels(home, labels, box).mode for labels in shown), key=LABEL_MODES.index)
     plans = [plan_labels(home, labels, box, mode) for labels in shown]
     sizes = (min(p.name_size for p in plans), min(p.label_size for p in plans))
     for i, frame in enumerate(frames):
@@ -167,6 +175,12 @@ def draw_frames(home: Home, frames: list[Frame], *, god_view: bool = False, colu
 
 
 _GUTTER_IN = 0.06  # blank paper either side of each map in a strip
+
+
+def _mode(home: Home, shown: list, panel_w: float, panel_h: float) -> str:
+    # The most compact label mode any frame needs on maps panel_w x panel_h inches.
+    box = _box_points(home, panel_w, panel_h)
+    return max((plan_labels(home, labels, box).mode for labels in shown), key=LABEL_MODES.index)
 
 
 def _box_points(home: Home, panel_w: float, panel_h: float) -> tuple[float, float]:
