@@ -226,8 +226,20 @@ def test_a_wide_home_wraps_its_strip_instead_of_shrinking_it():
     assert strip_shape(load_world("lares-home"), 3)[0] == 3
     per_row, scale = strip_shape(load_world("smart-building"), 3)
     assert per_row == 2 and scale >= 0.5
-    fig = draw_frames(load_world("smart-building"), _busy_frames(load_world("smart-building")))
-    assert len({round(ax.get_position().y0, 3) for ax in fig.axes}) == 2  # two rows of maps
+    building = load_world("smart-building")
+    fig = draw_frames(building, _busy_frames(building)[:2])
+    assert len({round(ax.get_position().y0, 3) for ax in fig.axes}) == 1  # two maps, one row
+    fig = draw_frames(building, _busy_frames(building))
+    assert len({round(ax.get_position().y0, 3) for ax in fig.axes}) >= 2  # three maps: they wrap
+
+
+def test_a_crowded_room_gets_bigger_maps_rather_than_dots():
+    home = load_world("lares-home")
+    frames = _busy_frames(home)  # the last frame has the robot and every thing in one room
+    fig = draw_frames(home, frames)
+    assert len({round(ax.get_position().y0, 3) for ax in fig.axes}) == 2  # two maps a row, not three
+    assert not any((line.get_gid() or "").startswith("mark:") for ax in fig.axes for line in ax.lines)
+    assert "robot" in [t.get_text() for t in fig.axes[2].texts]
 
 
 def test_labels_give_way_to_short_names_then_marks_as_boxes_shrink():
