@@ -335,6 +335,7 @@ def test_the_saved_app_is_a_picture_of_the_whole_app_after_its_run():
     transcript = words[words.index("Transcript (newest first)") + 1:]
     assert transcript[0].startswith("2 halts") and any(w.startswith("1 set_light(") for w in transcript)
     assert len(fig.axes) == 1 and _spills(fig) == [] and _clipped(fig) == []
+    assert "robot's path" not in [t.get_text() for t in fig.legends[0].get_texts()]  # the robot never moved
     bundle = app._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle and bundle["image/png"].startswith("iVBOR")
     assert len(bundle["image/png"]) > len(app.map._repr_mimebundle_()["image/png"])  # more than the map

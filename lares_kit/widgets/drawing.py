@@ -157,8 +157,9 @@ def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str
     pos = room_layout(home)
     width, height = box_size(pos)
     own = ax is None  # a figure of our own has room for the legend under the map; a caller's axes may not
+    moved = len(path or []) > 1  # a path of one room draws no arrow, so the legend has no entry for it
     if own:
-        ax = _map_axes(home, title, legend, god_view, bool(path))
+        ax = _map_axes(home, title, legend, god_view, moved)
     fig = ax.figure
     xlim, ylim = map_limits(pos)
     ax.set_xlim(*xlim)
@@ -192,9 +193,9 @@ def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str
                                      color=_PATH, alpha=0.9, zorder=3, shrinkA=14, shrinkB=14,
                                      connectionstyle=f"arc3,rad={0.18 + 0.06 * (step % 3)}"))
     if legend and own:
-        add_legend(fig, legend_handles(god_view, bool(path)))
+        add_legend(fig, legend_handles(god_view, moved))
     elif legend:
-        ax.legend(handles=legend_handles(god_view, bool(path)), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+        ax.legend(handles=legend_handles(god_view, moved), loc="upper center", bbox_to_anchor=(0.5, 0.0),
                   ncol=2, fontsize=LEGEND_PT, frameon=False, handlelength=1.2)
     if title:
         box_w = ax.get_position().width * fig.get_size_inches()[0] * 72

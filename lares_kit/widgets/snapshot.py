@@ -68,7 +68,7 @@ def app_picture(app: Any) -> Figure:
     area_w, area_h = map_area(app.home)
     scale = min(1.0, MAP_IN / area_w)
     map_w, map_h = area_w * scale, area_h * scale
-    handles = legend_handles(god_view=app.map.god_view.value, path=bool(_path(app)))
+    handles = legend_handles(god_view=app.map.god_view.value, path=len(_path(app)) > 1)
     legend_h = legend_height(map_w, handles)
     lines = _panel_lines(app, PANEL_IN * 72 - 16)
     note_h = 0.32
