@@ -251,7 +251,8 @@ def test_what_http_allows_is_served(strict):
                    "Transfer-Encoding: chunked")
     many_headers = post("/v1/chat/completions", chat(), *[f"X-H{i}: {i}" for i in range(150)])
     http10 = b"GET /v1/models HTTP/1.0\r\n\r\n"
-    for data in (chunked, many_headers, http10):
+    upgrade = b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+    for data in (chunked, many_headers, http10, upgrade):
         status, _, body, _ = exchange(strict.address, data)
         assert status == 200 and "error" not in json.loads(body)
 
@@ -304,9 +305,20 @@ def test_100_slowloris_clients_are_cut_off_and_others_still_served(strict):
 
 
 # ------------------------------------------------------------------ stopping
-def test_close_within_2s_with_a_stalled_reply_and_held_connections():
+def _blocking(seen: list[str]):
+    def intercept(method, path, body):  # a plain intercept that blocks its worker thread for a minute
+        if path.endswith("/chat/completions"):
+            seen.append(path)
+            time.sleep(60)
+
+    return intercept
+
+
+@pytest.mark.parametrize("stall", ["a timeout fault", "a blocking intercept"])
+def test_close_within_2s_with_a_stalled_reply_and_held_connections(stall):
+    seen: list[str] = []
     faults = Faults(rate=1.0, kinds=("timeout",), hang=60)
-    srv = ModelServer(port=0, intercept=faults).start()
+    srv = ModelServer(port=0, intercept=faults if stall == "a timeout fault" else _blocking(seen)).start()
     errors: list[Exception] = []
 
     def stalled():
@@ -323,7 +335,7 @@ def test_close_within_2s_with_a_stalled_reply_and_held_connections():
     idle.recv(65536)  # answered; the connection stays open (keep-alive)
     half = socket.create_connection(srv.address)
     half.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
-    while faults.requests == 0:
+    while not (faults.requests or seen):
         time.sleep(0.05)
     start = time.perf_counter()
     srv.close()

@@ -13,8 +13,9 @@ transport calls, so the bytes are the same -- after:
 * ``latency`` seconds pass.
 
 The model's work runs in a worker thread, so a long request does not stop
-the server reading others. Every wait ends when the server stops (503,
-``server_shutting_down``), which is why stopping takes well under 2 s.
+the server reading others. Every wait -- for a body, a stall, the model, an
+intercept -- ends when the server stops (503, ``server_shutting_down``),
+which is why stopping takes well under 2 s.
 Errors are JSON in OpenAI's shape. This module does not parse HTTP
 (:mod:`.server_protocol`) or start anything (:mod:`.server`).
 """
@@ -23,11 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import anyio.to_thread
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response as HTTPResponse
 from starlette.routing import Route
@@ -38,6 +39,12 @@ from .wire import handle
 __all__ = ["ModelApp"]
 
 T = TypeVar("T")
+
+
+def _in_thread(work: Callable[..., T], *args: Any) -> Awaitable[T]:
+    # In a worker thread, so the server keeps reading other requests. When the server stops, the wait is
+    # abandoned (the caller gets a 503) and the thread, a daemon, is left to finish or to end with the process.
+    return anyio.to_thread.run_sync(work, *args, abandon_on_cancel=True)
 
 
 class _Answer(Exception):
@@ -83,7 +90,7 @@ class ModelApp:
             if reply is None:
                 if self.latency:
                     await self._within(asyncio.sleep(self.latency), None)
-                reply = await run_in_threadpool(handle, scope["method"], target, raw)
+                reply = await self._within(_in_thread(handle, scope["method"], target, raw), None)
         except _Answer as answer:
             reply = answer.reply
             reply[1]["connection"] = "close"  # the rest of the body, if any, is never read
@@ -129,7 +136,7 @@ class ModelApp:
             if reply is None and intercept.delay(kind):
                 await self._within(asyncio.sleep(intercept.delay(kind)), None)
             return reply
-        return await run_in_threadpool(intercept, method, target, raw)  # any callable; it may block
+        return await self._within(_in_thread(intercept, method, target, raw), None)  # any callable; it may block
 
     async def _within(self, work: Awaitable[T], seconds: float | None) -> T:
         # The result of ``work``, unless ``seconds`` pass first (408) or the server stops (503).

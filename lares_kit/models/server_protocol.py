@@ -104,6 +104,11 @@ class ModelProtocol(H11Protocol):
             self._send_error(400, "The request is not valid HTTP/1.1: its request line, a header, or the framing "
                              "of its body could not be read.", "invalid_http_request")
 
+    def _should_upgrade(self) -> bool:
+        # Plain HTTP/1.1 only: an Upgrade header (websocket, h2c) is ignored and the request served as it is,
+        # without uvicorn's warning that tells the user to install a websocket library.
+        return False
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_clock()
         super().connection_lost(exc)
