@@ -162,7 +162,7 @@ class ModelServer:
             self.close()
 
     def close(self) -> None:
-        """Stop serving and free the port: in-flight requests finish, waiting ones get a 503, idle connections close."""
+        """Stop serving and free the port: idle connections close, requests not yet answered get a 503."""
         if self._thread is not None:
             self.stop()
             self._thread.join(timeout=10)
