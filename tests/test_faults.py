@@ -122,7 +122,7 @@ def test_serve_model_with_fault_flags():
         start = time.perf_counter()
         os.kill(server.pid, signal.SIGINT)
         code = server.wait(timeout=30)
-        assert code == 0 and time.perf_counter() - start < 2.0  # the promise: stopped within 2 s
+        assert code == 0 and time.perf_counter() - start < 2.0  # the promise (docs/models.md): stopped within 2 s
         held.close()
     finally:
         server.kill()

@@ -121,7 +121,7 @@ def test_a_mangled_request_gets_a_completion_or_a_4xx_never_a_500(base, edits):
     (b'{"model": "offline", "messages": [{"role": "user", "content": {"text": "hi"}}]}', 400, "messages[0].content"),
     (b'{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}', 404, "model"),
 ])
-def test_the_issue_s_requests_get_a_clear_4xx(raw, status, param):
+def test_requests_that_once_crashed_the_server_get_a_clear_4xx(raw, status, param):
     got, _, body = handle("POST", "/v1/chat/completions", raw)
     error = json.loads(body)["error"]
     assert (got, error["param"]) == (status, param) and "Traceback" not in error["message"]

@@ -150,8 +150,9 @@ class ModelApp:
         if task.done():
             return task.result()
         task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
+        await asyncio.wait({task})  # let it finish cancelling (a thread's wait is abandoned at once)
+        if not task.cancelled():
+            task.exception()  # it ended some other way as it was cancelled: seen, so asyncio does not log it
         if self.stopping.is_set():
             raise _Answer(json_error(503, "The server is shutting down; try again later.", "server_shutting_down",
                                      "server_error"))
