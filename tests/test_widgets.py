@@ -413,3 +413,15 @@ def test_a_saved_notebook_keeps_no_frozen_progress_bar():
     assert [o.output_type for o in outputs] == ["stream", "display_data"]
     assert outputs[0].text == "tasks: 3\nok\n"  # the two prints, joined once the bar between them is gone
     assert set(outputs[1].data) == {"image/png", "text/plain"}  # a widget keeps its picture, loses its view
+
+
+@pytest.mark.parametrize("env, off", [({"TQDM_DISABLE": "1"}, True), ({"LARES_PROGRESS": "0"}, True), ({}, False)])
+def test_the_bench_progress_bar_obeys_either_switch(env, off):
+    # tqdm reads TQDM_DISABLE when it is imported, so each case runs in a fresh interpreter.
+    import os
+
+    code = "from lares_kit.bench.runner import _progress; bar = _progress(3); print(bar.disable); bar.close()"
+    clean = {k: v for k, v in os.environ.items() if k not in ("TQDM_DISABLE", "LARES_PROGRESS")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**clean, **env}).stdout
+    assert out.strip() == str(off)

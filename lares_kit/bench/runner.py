@@ -169,8 +169,10 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
 def _progress(total: int) -> Any:
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc="bench", unit="episode", file=sys.stderr,
-                disable=os.environ.get("LARES_PROGRESS", "1") == "0")
+    # Off with LARES_PROGRESS=0; otherwise say nothing, so tqdm's own TQDM_DISABLE=1 still works (an explicit
+    # disable=False would override it, and a notebook would save the bar's widget frozen at "bench: 0%").
+    off = {"disable": True} if os.environ.get("LARES_PROGRESS") == "0" else {}
+    return tqdm(total=total, desc="bench", unit="episode", file=sys.stderr, **off)
 
 
 def _saved(job: Job, runs: Path | None) -> dict[str, Any] | None:
