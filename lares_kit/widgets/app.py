@@ -284,7 +284,12 @@ class AgentApp:
         self.remaining.value = f"<b>{max(n, 0)}</b> tool calls remaining"
 
     def picture(self) -> Any:
-        """The whole app as a matplotlib Figure: map, instruction, status and transcript (:mod:`.snapshot`)."""
+        """The whole app as a matplotlib Figure: map, instruction, status and transcript (:mod:`.snapshot`).
+
+        Examples:
+            >>> AgentApp().picture().texts[0].get_text().startswith("A picture of the app")
+            True
+        """
         from .snapshot import app_picture
 
         return app_picture(self)

@@ -104,6 +104,12 @@ def add_legend(fig: Figure, handles: list[Patch], bottom_in: float = 0.0, left_i
 
     It takes as many rows as it needs to fit that width, so it never runs
     under a neighbouring map; leave it that band when placing the maps.
+
+    Examples:
+        >>> fig, handles = Figure(figsize=(4, 3)), legend_handles(god_view=True, path=True)
+        >>> add_legend(fig, handles)
+        >>> len(fig.legends), legend_height(4, handles) > LEGEND_IN  # six entries need two rows in 4 inches
+        (1, True)
     """
     fig_w, fig_h = fig.get_size_inches()
     width_in = fig_w if width_in is None else width_in
