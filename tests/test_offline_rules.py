@@ -8,6 +8,8 @@ the X?", "preheat", "downstairs"/"upstairs", "X off and Y on".
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from lares_kit import ScriptedUser, load_world
@@ -211,3 +213,153 @@ def test_sage_asks_about_a_contradiction_and_hands_over_one_plain_task(answer, t
     episode = run_agent("knock the heating down so the house heats up", home, agent="sage", model="offline", user=user)
     assert len(user.asked) == 1 and "colder, not warmer" in user.asked[0] and episode.status == "done"
     assert home.devices["hall-thermostat"].state["target"] == target
+
+
+# ---------------------------------------------------------------- refusing what the home cannot do
+# A clear request the home has no device or tool for is refused with the reason ("this home has no coffee
+# machine", "no phone", "the robot has no arms or hands"), never answered "I could not understand": that is no
+# refusal. Text that asks for nothing still gets "I could not understand". Wordings of our own, in several homes.
+
+NOT_UNDERSTOOD = "could not understand"
+
+
+def _says(world: str, instruction: str, agent: str = "function-calling", knowledge: str = "latest"):
+    home = load_world(world)
+    before = {d: dict(dev.state) for d, dev in home.devices.items()}
+    episode = run_agent(instruction, home, agent=agent, model="offline", user=ScriptedUser(answers=[]),
+                        knowledge=knowledge)
+    changed = [d for d, dev in home.devices.items() if dev.state != before[d]]
+    return episode, changed, home
+
+
+@pytest.mark.parametrize("world, instruction, missing", [
+    ("lares-home", "Brew me an espresso, would you?", "no coffee machine"),
+    ("garden-flat", "Could you whip up some pancakes for breakfast?", "no oven or hob"),
+    ("lares-home", "I'd love a slice of toast", "no toaster"),
+    ("smart-building", "please wash up the mugs in the staff kitchen", "no dishwasher"),
+    ("townhouse", "do my laundry", "no washing machine"),
+    ("garden-flat", "hoover the living room", "no robot vacuum"),
+    ("lares-home", "Please water the houseplants", "no sprinkler"),
+])
+def test_an_appliance_the_home_lacks_is_named_in_the_refusal(world, instruction, missing):
+    episode, changed, _ = _says(world, instruction)
+    message = episode.final_message
+    assert episode.status == "done" and changed == []
+    assert message.startswith("I can't ") and f"this home has {missing}" in message and "no arms or hands" in message
+    assert NOT_UNDERSTOOD not in message and "My tools only" in message
+
+
+@pytest.mark.parametrize("instruction, closest", [
+    ("Could you make me a hot chocolate?", "the kettle in the Kitchen"),
+    ("roast a chicken for tonight", "the oven in the Kitchen"),
+])
+def test_an_appliance_the_home_has_is_named_as_the_closest_thing_and_left_alone(instruction, closest):
+    episode, changed, _ = _says("townhouse", instruction)
+    assert f"the closest thing here is {closest}" in episode.final_message and changed == []
+    assert NOT_UNDERSTOOD not in episode.final_message
+
+
+@pytest.mark.parametrize("instruction, emergency", [
+    ("Ring the police, quickly!", True),
+    ("could you get an ambulance on the phone... call an ambulance", True),
+    ("text my landlord that the boiler is broken", False),
+    ("Please order a taxi for seven", False),
+    ("book me a table at the Italian place", False),
+    ("email the plumber", False),
+])
+def test_a_service_outside_the_home_is_refused_and_an_emergency_gets_advice(instruction, emergency):
+    episode, changed, _ = _says("smart-building", instruction)
+    message = episode.final_message
+    assert "I have no way to reach anyone outside this home" in message and changed == []
+    assert ("If this is an emergency" in message) is emergency and NOT_UNDERSTOOD not in message
+    assert not re.search(r"\bI('ve| have)? (called|phoned|texted|ordered|booked|emailed)\b", message)
+
+
+@pytest.mark.parametrize("world, instruction", [
+    ("lares-home", "carry my laptop from the lounge to the bedroom"),
+    ("lares-home", "grab my keys from the hallway"),
+    ("garden-flat", "put the book back on the shelf in the study"),
+    ("townhouse", "take the bins out"),
+    ("townhouse", "walk the dog round the block"),
+    ("smart-building", "fetch the parcel from the lobby"),
+    ("garden-flat", "I need my glasses from the bedroom"),
+    ("townhouse", "make the bed in the spare room"),
+])
+def test_a_job_for_hands_is_refused_because_the_robot_has_none(world, instruction):
+    episode, changed, _ = _says(world, instruction)
+    message = episode.final_message
+    assert message.startswith("I can't ") and "the robot has no arms or hands" in message, message
+    assert changed == [] and NOT_UNDERSTOOD not in message and "move the robot from room to room" in message
+
+
+@pytest.mark.parametrize("world, instruction, missing", [
+    ("townhouse", "warm the spare room up a bit", "no heating in the Spare room"),
+    ("townhouse", "put the heating on in the box room... I mean the spare room", "no heating in the Spare room"),
+    ("smart-building", "switch on the fan in the lobby", "no fan in the Lobby"),
+    ("smart-building", "close the window in the server room", "no window in the Server room"),
+    ("smart-building", "switch on the sprinklers in office 2", "no sprinkler"),
+])
+def test_a_device_the_named_room_lacks_is_refused_with_the_nearest_one(world, instruction, missing):
+    episode, changed, _ = _says(world, instruction)
+    assert missing in episode.final_message and changed == [] and NOT_UNDERSTOOD not in episode.final_message
+
+
+def test_the_nearest_device_is_counted_in_exits_from_the_named_room():
+    episode, _, home = _says("smart-building", "turn the fan on in the server room")
+    nearest = episode.final_message.split("The nearest I have: ")[1].split(";")[0]
+    import networkx as nx
+    hops = nx.single_source_shortest_path_length(home.graph, "server-room")
+    fans = sorted(hops[d.room] for d in home.devices.values() if d.type == "fan")
+    named = next(d for d in home.devices.values() if d.type == "fan" and d.room in nearest.lower().replace(" ", "-"))
+    assert hops[named.room] == fans[0]
+
+
+@pytest.mark.parametrize("agent", ["function-calling", "intent-action", "react"])
+def test_every_agent_design_gets_the_same_refusal(agent):
+    episode, changed, _ = _says("lares-home", "Can you phone my sister for me?", agent=agent)
+    assert episode.final_message.startswith("I can't phone your sister") and changed == []
+
+
+def test_a_compound_request_does_what_it_can_and_refuses_the_rest():
+    episode, changed, _ = _says("lares-home", "switch on the kitchen light and make me a cappuccino")
+    assert changed == ["kitchen-light"] and "no coffee machine" in episode.final_message
+    assert "did not understand" not in episode.final_message
+
+
+@pytest.mark.parametrize("instruction", ["asdf qwerty zxcv", "blue seventeen", "the weather is lovely today",
+                                         "flibbertigibbet", "make it so", "do it", "get going"])
+def test_text_that_asks_for_nothing_clear_is_still_not_understood(instruction):
+    episode, changed, _ = _says("lares-home", instruction)
+    assert NOT_UNDERSTOOD in episode.final_message and changed == []
+
+
+@pytest.mark.parametrize("instruction, device", [
+    ("put the lights on in the kitchen", "kitchen-light"),
+    ("turn on the big light in the office", "office-light"),
+    ("switch the office light on", "office-light"),
+])
+def test_on_as_a_place_does_not_stop_switching(instruction, device):
+    _, changed, _ = _says("lares-home", instruction)
+    assert changed == [device]
+
+
+def test_a_tool_the_model_does_not_know_may_do_the_job_so_it_does_not_claim_it_cannot():
+    from lares_kit.models.infeasible import recognise_infeasible
+    from lares_kit.models.reading import Beliefs
+
+    b = Beliefs("text my brother that dinner is ready", "latest", {}, {}, None, {}, [])
+    assert recognise_infeasible(b, {"halt", "setlight"}).message.startswith("I can't text your brother")
+    assert recognise_infeasible(b, {"halt", "sendsms"}) is None
+
+
+def test_feeling_cold_in_a_room_with_no_heating_names_the_nearest_heating():
+    episode, changed, _ = _says("townhouse", "brr, the spare room is like an icebox -- I'm freezing up here")
+    message = episode.final_message
+    assert "no heating in the Spare room" in message and "the thermostat in the Hall" in message
+    assert changed == [] and ". ." not in message
+
+
+def test_a_question_about_a_device_the_room_lacks_says_so():
+    episode, changed, _ = _says("smart-building", "is the fan running in the lobby?")
+    assert episode.final_message.startswith("There is no fan in the Lobby") and changed == []
+    assert NOT_UNDERSTOOD not in episode.final_message

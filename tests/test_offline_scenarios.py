@@ -187,7 +187,7 @@ def test_search_without_a_map_asks_or_halts():
 @pytest.mark.parametrize("instruction,fragment", [
     ("turn on the light in the garage", "no garage"),
     ("turn on the tv", "no tv"),
-    ("make me a sandwich", "rule-based teaching stand-in"),
+    ("make me a sandwich", "no arms or hands"),  # a clear request: refused with the reason, not "not understood"
 ])
 def test_refuses_what_the_home_cannot_do(instruction, fragment):
     home = load_world("lares-home")

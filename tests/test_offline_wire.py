@@ -131,7 +131,7 @@ def test_json_object_response_format(client):
 
 
 def test_stop_and_max_tokens(client):
-    msgs = messages("make me a sandwich")
+    msgs = messages("wibble wobble flibbet")  # not understood: the long stand-in reply, which says "teaching"
     full = client.chat.completions.create(model="offline", messages=msgs).choices[0].message.content
     cut = client.chat.completions.create(model="offline", messages=msgs, stop=["teaching"]).choices[0]
     assert cut.message.content == full[:full.index("teaching")] and cut.finish_reason == "stop"

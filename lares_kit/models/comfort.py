@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from .reading import Beliefs, Dev, norm
-from .understanding import Change, Goal, _rooms_in, words_of
+from .understanding import Change, Goal, _rooms_in, missing_in_rooms, words_of
 
 __all__ = ["FEELINGS", "Readings", "recognise_comfort", "comfort_step", "parse_readings"]
 
@@ -181,8 +181,15 @@ def comfort_step(b: Beliefs, goal: Goal) -> tuple[str, object, str]:
         problems = {"hot": False, "cold": False, "humid": False, "stale": False, **felt.get(goal.condition, {})}
         if goal.condition == "check":
             return ("say", f"The {name} has no sensor, so I cannot tell how the air is.", "There is nothing to read.")
-        return ("changes", _changes(b, room, problems, Readings()),
-                f"The {name} has no sensor, so I went by what you said. ")
+        changes = _changes(b, room, problems, Readings())
+        if not changes:  # nothing there to change: say so, and what is nearest (an empty report read ". .")
+            kind = {"cold": "heating", "hot": "fan", "humid": "fan", "stuffy": "window"}.get(goal.condition, "")
+            missing = missing_in_rooms(kind, b, [room]) if kind else ""
+            missing = missing[:1].lower() + missing[1:] if missing else \
+                f"there is nothing I can change for that in the {name}, so I did nothing."
+            return ("say", f"You said the {name} feels {goal.condition}, but it has no sensor; {missing}",
+                    "Nothing in that room can help.")
+        return ("changes", changes, f"The {name} has no sensor, so I went by what you said. ")
     readings = [parse_readings(_read_result(b, s.id) or "") for s in sensors]
     problems = {k: any(_judge(r, goal.condition)[0][k] for r in readings) for k in ("hot", "cold", "humid", "stale")}
     said = "; ".join(", ".join(_judge(r, goal.condition)[1]) for r in readings)

@@ -20,8 +20,16 @@ import re
 from dataclasses import replace
 
 from .contradiction import recognise_contradiction
+from .infeasible import recognise_infeasible
 from .reading import Beliefs
-from .understanding import Change, Goal, _rooms_in, understand, words_of
+from .understanding import (
+    Change,
+    Goal,
+    _rooms_in,
+    missing_in_rooms,
+    understand,
+    words_of,
+)
 
 __all__ = ["split_tasks", "recognise_compound", "CAPABILITIES"]
 
@@ -49,8 +57,8 @@ _INTENTS = [
     (r"\b(too dark|pitch black|can'?t see|cannot see|brighter|brighten)\b", "light", "on", True),
     (r"\b(too bright|glare|dazzling)\b", "light", "on", False),
     (r"\b(let (?:some )?(?:fresh )?air in|fresh air|air (?:it|the room) out)\b", "window", "open", True),
-    (r"\b(warmer|warm (?:it|the room|me) up|heat (?:it |the room )?up)\b", "thermostat", "target", +2),
-    (r"\b(cooler|cool (?:it |the room )?down)\b", "thermostat", "target", -2),
+    (r"\b(warmer|warm (?:it|the [\w ]+?|me|us) up|heat (?:it |the [\w ]+? )?up)\b", "thermostat", "target", +2),
+    (r"\b(cooler|cool (?:it |the [\w ]+? )?down)\b", "thermostat", "target", -2),
 ]
 
 
@@ -68,7 +76,11 @@ def _intent(b: Beliefs, text: str) -> Goal | None:
                 cool = [] if devices[0].state.get("mode") == "cool" else [Change(devices[0].id, "mode", "cool")]
                 return Goal("control", changes=[Change(devices[0].id, "on", True), *cool])
         if not devices:
-            return None
+            # No such device in the room: the other rules may still read it; if none can, say what is missing.
+            if understand(b).kind != "unknown":
+                return None
+            missing = missing_in_rooms(kind if kind != "thermostat" else "heating", b, rooms)
+            return Goal("refuse", message=missing) if missing else None
         if attribute == "target":
             # A relative change is made once: after a successful set, that value is the goal.
             done = b.value_set(devices[0].id, "target")
@@ -147,7 +159,11 @@ def recognise_compound(b: Beliefs) -> Goal | None:
         return None
     changes = [c for g in goals if g.kind == "control" for c in g.changes]
     refused = " ".join(g.message for g in goals if g.kind == "refuse")
-    unclear = [c for c, g in zip(clauses, goals) if g.kind not in ("control", "refuse")]
+    # A clause asking for what the home cannot do ("... and make me a coffee") is refused with its reason.
+    impossible = [recognise_infeasible(replace(b, instruction=c)) if g.kind == "unknown" else None
+                  for c, g in zip(clauses, goals)]
+    refused = " ".join([refused, *(i.message for i in impossible if i is not None)]).strip()
+    unclear = [c for c, g, i in zip(clauses, goals, impossible) if g.kind not in ("control", "refuse") and i is None]
     if unclear:
         refused += f" I did not understand: {'; '.join(unclear)}."
     return Goal("control", changes=changes, message=refused.strip())

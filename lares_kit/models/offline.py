@@ -65,10 +65,15 @@ What it can do: direct control by room, name or alias; searches with the
 robot (breadth-first routes over exits, lights on where it is dark, look,
 go on until found, then act); asking about facts it cannot observe (is it
 daytime?) and acting on the answer; refusing rooms and devices the home does
-not have; answering simple questions from the knowledge; asking about a
+not have, or a device the named room does not have (naming the nearest one);
+refusing a clear request for what no device or tool here can do -- "make me
+a coffee", "call the fire brigade", "carry this upstairs" -- with what is
+missing and what the tools do (:mod:`lares_kit.models.infeasible`);
+answering simple questions from the knowledge; asking about a
 request that defeats itself and doing what the answer says, once
-(:mod:`lares_kit.models.contradiction`). Anything else: it
-halts and says it is a rule-based stand-in that could not understand.
+(:mod:`lares_kit.models.contradiction`). Anything else -- text that asks for
+nothing it can read -- it halts and says it is a rule-based stand-in that
+could not understand.
 """
 
 from __future__ import annotations

@@ -24,10 +24,12 @@ from .compound import recognise_compound
 from .confirming import confirmation_step
 from .contradiction import contradiction_step
 from .hazards import recognise_hazard
+from .infeasible import recognise_infeasible
 from .live_context import live_context_step
 from .reading import Beliefs, norm
 from .remembering import memory_step, recognise_memory
 from .understanding import (
+    NOT_UNDERSTOOD,
     Change,
     Goal,
     _rooms_in,
@@ -295,6 +297,10 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
     # the smart-building paper (memory, comfort, several tasks,
     # contradictions, small talk), then the single commands, searches and questions of Lares.
     goal = recognise_memory(b) or recognise_hazard(b) or recognise_comfort(b) or recognise_compound(b) or understand(b)
+    if goal.kind == "unknown" or goal.kind == "question" and NOT_UNDERSTOOD in goal.message:
+        # A clear request for what the home has no device or tool for ("make me a coffee", "could you call
+        # the police?") is refused with the reason (.infeasible); "could not understand" is no refusal.
+        goal = recognise_infeasible(b, can) or goal
     if goal.kind in ("remember", "usual", "comfort", "contradiction"):
         return _step(b, goal, can)
     if goal.kind == "chat":

@@ -12,9 +12,13 @@ a thermostat, "living room" may be the lounge). What it recognises:
 * ask-then -- "set the office light depending on whether it's daytime":
   a fact the home cannot show, so the user must be asked;
 * question -- "which lights are on?", answered from the knowledge;
-* refuse -- a room or device the home does not have;
+* refuse -- a room or device the home does not have, or a kind of device the
+  named room lacks ("the fan in the lobby": the nearest fans are named);
+  "on" as a place ("the book on the shelf") is not a switch;
 * clarify -- "turn on the lamp" when several lamps fit and no room is said;
-* unknown -- everything else; the planner then says plainly what it is.
+* unknown -- everything else; the planner then tries
+  :mod:`~lares_kit.models.infeasible` (a clear request nothing here can do)
+  before saying it could not understand.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from typing import Any
 from ..wording import agree, capitalise, in_sentence
 from .reading import Beliefs, Dev
 
-__all__ = ["Change", "Goal", "daytime_answer", "describe", "understand", "words_of"]
+__all__ = ["NOT_UNDERSTOOD", "Change", "Goal", "daytime_answer", "describe", "missing_in_rooms", "understand",
+           "words_of"]
 
 LIGHT_WORDS = ("light", "lights", "lamp", "lamps", "bulb", "bulbs", "lighting")
 # device type -> what people call it
@@ -55,6 +60,7 @@ ROOM_SYNONYMS = [{"lounge", "living room", "sitting room", "front room", "family
                  {"bathroom", "washroom"}]
 STOP = {"the", "a", "an", "my", "our", "your", "in", "on", "off", "to", "of", "and", "for", "please", "all", "turn",
         "switch", "set", "is", "it", "me", "us", "up", "at", "with", "room", "light", "lights"}
+NOT_UNDERSTOOD = "could not understand"  # how a reply to a question it cannot read begins its excuse
 NUMERIC_ATTRS = ("target", "position", "brightness", "volume", "level", "speed", "channel", "temperature")
 
 
@@ -187,6 +193,23 @@ def _value_for(text: str, dev: Dev) -> tuple[str, Any] | None:
     return None
 
 
+def _switched(rest: str, b: Beliefs) -> bool:
+    """Whether an "on"/"off" in ``rest`` (room names blanked as #) means switching, not a place.
+
+    "switch on the ####", "turn on the big lamp", "lights off", "turn it on": switching. "put the book on the
+    shelf", "take the cup off the table": "on"/"off" before a thing that is no device or room says where.
+    """
+    names = {w for d in b.devices.values() for w in words_of(f"{d.name} {d.id} {d.type}").split()} | set(LIGHT_WORDS)
+    for m in re.finditer(r"(\w+ )?\b(?:on|off)\b(?:\s+(?:the|a|an|my|your|our|his|her|their|top of the)\s+(.+))?",
+                         rest):
+        if m.group(2) is None or re.match(r"(?:turn|turned|switch|switched|flick|flip|power|click) $", m.group(1) or ""):
+            return True
+        phrase = re.split(r"\s(?:in|at|and|for|so|please|because|to|with|then|by|near|now)\b", m.group(2))[0].split()[:4]
+        if any("#" in w or w in names or w.rstrip("s") in names for w in phrase):
+            return True
+    return False
+
+
 def _devices_for(text: str, b: Beliefs, rooms: list[str], rest: str) -> tuple[list[Dev], str]:
     # -> (devices the words pick out, a problem sentence if none/ambiguous)
     kinds = {t for t, ws in TYPE_WORDS.items() if any(_has(rest, w) for w in ws) or _has(rest, t)}
@@ -215,7 +238,8 @@ def _devices_for(text: str, b: Beliefs, rooms: list[str], rest: str) -> tuple[li
         return specific, ""
     if kinds:
         pool = [d for d in pool if d.type in kinds or not d.type and "light" in kinds]
-    elif re.search(r"\b(on|off)\b", text):
+    elif _switched(rest, b) and not _absent_things(rest, b):
+        # "on" alone means the lights -- unless it names a thing the home lacks ("the sprinklers on")
         pool = [d for d in pool if d.type in ("light", "")]
     else:
         pool = []
@@ -252,18 +276,66 @@ def daytime_answer(answer: str) -> bool | None:
     return None
 
 
-def _unknown_mention(rest: str, b: Beliefs, devices: list[Dev]) -> str:
+def _absent_things(rest: str, b: Beliefs) -> list[str]:
+    # Things people ask homes for (THING_WORDS) that are named in `rest` and no device type of this home is.
+    types = {d.type for d in b.devices.values()}
+    return [w for w in sorted(THING_WORDS, key=len, reverse=True)
+            if _has(rest, w) and not any(w in TYPE_WORDS.get(t, ()) or w == t for t in types)]
+
+
+def _hops(b: Beliefs, start: str) -> dict[str, int]:
+    # room id -> exits crossed from `start` (breadth-first over the believed exits)
+    hops, frontier = {start: 0}, [start]
+    while frontier:
+        frontier = [n for r in frontier for n in b.neighbours(r) if n not in hops and not hops.update({n: hops[r] + 1})]
+    return hops
+
+
+# Words for what a device does, as the noun a refusal uses: "no heat in the Loft" reads "no heating".
+_KIND_NOUNS = {"heat": "heating", "temperature": "heating", "degrees": "heating", "music": "speaker",
+               "radio": "speaker", "cooling": "air conditioning", "ac": "air conditioning"}
+
+
+def missing_in_rooms(rest: str, b: Beliefs, rooms: list[str], outcome: str = ", so I did nothing") -> str:
+    """"There is no fan in the Den..." when ``rest`` names a kind of device that none of ``rooms`` has, else "".
+
+    Examples:
+        >>> from lares_kit.models.reading import Room
+        >>> rooms = {"den": Room("den", "Den", exits=["hall"]), "hall": Room("hall", "Hall", exits=["den"])}
+        >>> b = Beliefs("", "latest", rooms, {"f": Dev("f", "Fan", "fan", "hall")}, None, {}, [])
+        >>> missing_in_rooms("switch on the fan in the ###", b, ["den"])
+        'There is no fan in the Den that I can control, so I did nothing. The nearest I have: the fan in the Hall. Tell me if you want that changed instead.'
+        >>> missing_in_rooms("switch on the fan in the ####", b, ["hall"])
+        ''
+    """
+    said = [(w, t) for t, ws in TYPE_WORDS.items() for w in ws if _has(rest, w)]
+    if not rooms or not said or any(d.room in rooms and d.type in {t for _, t in said} for d in b.devices.values()):
+        return ""
+    word = max((w for w, _ in said), key=len)
+    word = _KIND_NOUNS.get(word, word)  # "heat up the loft" -> "no heating in the Loft"
+    elsewhere = [d for d in b.devices.values() if d.type in {t for _, t in said} and d.room in b.rooms]
+    names = " or ".join(f"the {b.rooms[r].name}" for r in rooms)
+    message = f"There is no {word} in {names} that I can control{outcome}."
+    if elsewhere:
+        near = _hops(b, rooms[0])
+        elsewhere.sort(key=lambda d: (near.get(d.room or "", len(b.rooms)), d.id))
+        message += (" The nearest I have: " + "; ".join(describe(b, d.id) for d in elsewhere[:3]) +
+                    f". Tell me if you want {'that' if len(elsewhere) == 1 else 'one of those'} changed instead.")
+    return message
+
+
+def _unknown_mention(rest: str, b: Beliefs, devices: list[Dev], rooms: list[str]) -> str:
     present = {p for ps in _room_phrases(b).values() for p in ps}
     for word in sorted(ROOM_WORDS, key=len, reverse=True):
         if _has(rest, word) and word not in present:
             names = ", ".join(r.name for r in b.rooms.values())
             return f"There is no {word} in this home, so I did nothing. The rooms are: {names}."
     if not devices:
-        types = {d.type for d in b.devices.values()}
-        for word in sorted(THING_WORDS, key=len, reverse=True):
-            if _has(rest, word) and not any(word in TYPE_WORDS.get(t, ()) or word == t for t in types):
-                kinds = ", ".join(sorted(types - {""})) or "devices I was not told about"
-                return f"This home has no {word} I can control, so I did nothing. It has: {kinds}."
+        absent = _absent_things(rest, b)
+        if absent:
+            kinds = ", ".join(sorted({d.type for d in b.devices.values()} - {""})) or "devices I was not told about"
+            return f"This home has no {absent[0]} I can control, so I did nothing. It has: {kinds}."
+        return missing_in_rooms(rest, b, rooms) if b.mode != "none" else ""
     return ""
 
 
@@ -321,7 +393,7 @@ def understand(b: Beliefs) -> Goal:
     devices, problem = _devices_for(text, b, rooms, rest)
     if re.match(r"(which|what|where|is|are|how|who|does|do|any|tell me|list)\b", text) or b.instruction.endswith("?"):
         return Goal("question", message=_answer(text, b, rooms, devices))
-    refusal = _unknown_mention(rest, b, devices)
+    refusal = _unknown_mention(rest, b, devices, rooms)
     if refusal:
         return Goal("refuse", message=refusal)
     if problem.startswith("clarify:"):
@@ -358,7 +430,7 @@ def understand(b: Beliefs) -> Goal:
         changes = [Change(d.id, "on", True) for d in devices if d.id in warmed and d.state.get("on") is False] + changes
     if changes:
         return Goal("control", changes=changes)
-    if rooms and re.search(r"\b(on|off)\b|\blight", text):
+    if rooms and (_switched(rest, b) or re.search(r"\blight", text)):
         names = ", ".join(b.rooms[r].name for r in rooms)
         return Goal("refuse", message=f"There is no light in the {names} for me to switch, so I did nothing.")
     return Goal("unknown")
@@ -388,13 +460,15 @@ def _answer(text: str, b: Beliefs, rooms: list[str], devices: list[Dev]) -> str:
     asked = [d for d in devices if not rooms or d.room in rooms]
     lights = [d for d in b.devices.values() if d.type == "light" and (not rooms or d.room in rooms)]
     listing = re.search(r"\b(on|off)\b", text) and re.search(r"\blights\b|\blamps\b|\b(which|any)\b", text)
+    if not asked and rooms and (missing := missing_in_rooms(text, b, rooms, outcome="")):
+        return missing  # "is the fan on in the loft?" with no fan there
     if not asked or (listing and len(asked) > 1):
         if re.search(r"\blights?\b|\blamps?\b", text) and lights:
             want_off = re.search(r"\boff\b", text) is not None
             hits = [describe(b, d.id) for d in lights if d.state.get("on") is (not want_off)]
             state = "off" if want_off else "on"
             return (f"These lights are {state}: " + "; ".join(hits) + ".") if hits else f"No lights are {state}."
-        return ("I am a rule-based teaching stand-in and could not understand that question. I can answer which "
+        return (f"I am a rule-based teaching stand-in and {NOT_UNDERSTOOD} that question. I can answer which "
                 "lights are on or off, where the robot is, which rooms there are, and a device's state.")
     flags = {"on": ("on", "off"), "open": ("open", "closed"), "locked": ("locked", "unlocked")}
     return " ".join(f"{capitalise(describe(b, d.id))} {agree(describe(b, d.id), 'is')} " +
