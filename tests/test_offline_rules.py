@@ -363,3 +363,29 @@ def test_a_question_about_a_device_the_room_lacks_says_so():
     episode, changed, _ = _says("smart-building", "is the fan running in the lobby?")
     assert episode.final_message.startswith("There is no fan in the Lobby") and changed == []
     assert NOT_UNDERSTOOD not in episode.final_message
+
+
+
+def test_a_look_in_the_dark_tells_the_model_which_light_to_switch_on():
+    # The map leaves the bedroom's light out: the only place its id appears is the tool's error sentence.
+    import json
+
+    from lares_kit import Toolbox
+    from lares_kit.episode import knowledge_header
+    from lares_kit.models.reading import read_request
+
+    house = load_world("lares-home")
+    house.move_robot("bedroom")
+    blind_map = house.knowledge()
+    next(r for r in blind_map["rooms"] if r["id"] == "bedroom")["devices"] = []
+    result = Toolbox(house).dispatch("look_with_robot", "{}")
+    assert not result.ok and "(bedroom-light) first" in result.content
+    messages = [{"role": "system", "content": knowledge_header("latest") + "\n" + json.dumps(blind_map)},
+                {"role": "user", "content": "find my dog"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function",
+                 "function": {"name": "look_with_robot", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": result.content}]
+    beliefs = read_request(messages)
+    light = beliefs.devices["bedroom-light"]
+    assert (light.type, light.room, light.state["on"]) == ("light", "bedroom", False)
+    assert beliefs.is_lit("bedroom") is False and beliefs.lights_in("bedroom") == [light]

@@ -62,8 +62,9 @@ back to one object, as it does a real model. ``notebooks/09_react_two_models``
 shows the failure and three fixes.
 
 What it can do: direct control by room, name or alias; searches with the
-robot (breadth-first routes over exits, lights on where it is dark, look,
-go on until found, then act); asking about facts it cannot observe (is it
+robot (the nearest unsearched room next, by a shortest route over exits;
+lights on where it is dark -- or where a look says "too dark", switching the
+light that sentence names -- look, go on until found, then act); asking about facts it cannot observe (is it
 daytime?) and acting on the answer; refusing rooms and devices the home does
 not have, or a device the named room does not have (naming the nearest one);
 refusing a clear request for what no device or tool here can do -- "make me

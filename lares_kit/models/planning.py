@@ -235,7 +235,9 @@ def _no_map(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
     if goal.then != "report" and lights:
         return _control(b, [Change(lights[0].id, "on", goal.then == "on")], can,
                         f"You told me {goal.target_text} is in the {b.rooms[rooms[0]].name}. ")
-    return _halt(f"You told me {goal.target_text} is here: {answer}. Without a map I cannot check or do more.")
+    # The answer is quoted, not spliced in: it is the user's own sentence, with its own full stop.
+    return _halt(f'You told me where {goal.target_text} is ("{answer.strip()}"), but without a map I cannot '
+                 "check or do more.")
 
 
 def _yes_no(answer: str) -> bool | None:

@@ -28,7 +28,8 @@ _CAN_GO = re.compile(r"from the .*?\(([\w.:-]+)\) the robot can go to: ([^.]*)\.
 _LOOK_ROOM = re.compile(r"looks around the .*?\(([\w.:-]+)\)")
 # "Bruno, a dog (bruno)", "Ollie, an owl (ollie)", "Twins, people (twins)", "Keys (keys)": the type may be left out
 _THING = re.compile(r"([^;:,]+?)(?:, (?:an? )?([\w -]+?))? \(([\w.:-]+)\)")
-_TOO_DARK = re.compile(r"too dark to see anything in the (.*?) --")
+# "It's too dark to see anything in the Bedroom -- turn on the light in the Bedroom (bedroom-light) first."
+_TOO_DARK = re.compile(r"too dark to see anything in the .*? -- turn on the light in the .*?\(([\w.:-]+)\) first")
 _SPEAKER = re.compile(r"\bYou are talking to ([A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?)\s*[.,;]")
 
 
@@ -242,6 +243,10 @@ def apply_facts(b: Beliefs) -> None:
             elif name == "lookwithrobot" and b.robot:
                 for d in b.lights_in(b.robot):  # it said too dark: none of its lights is on
                     d.state["on"] = False
+                if m := _TOO_DARK.search(text):  # ...and which light to switch on: believe the sentence
+                    light = b.devices.get(m.group(1)) or Dev(m.group(1), m.group(1).replace("-", " "), "light", b.robot)
+                    light.type, light.room, light.state["on"] = "light", b.robot, False
+                    b.devices[light.id] = light
                 b.looked.pop(b.robot, None)
             continue
         if name == "setlight" and str(call.arg("light_id")) in b.devices:
