@@ -17,7 +17,10 @@ import pytest  # noqa: E402
 
 # Notebook runs happen on a date years ahead of today (Debian's faketime, installed by `make test`):
 # a checked output that holds today's date, or a lesson that reads the wall clock, fails now,
-# not next term. The clock keeps running from the faked start, so timeouts behave as usual.
+# not next term. Only the calendar moves: the monotonic clock is left alone (--exclude-monotonic),
+# because a timed wait (threading.Event.wait) measures its deadline on the faked clock and sleeps
+# on the real one, and would never end. The whole suite runs the same way:
+#     faketime --exclude-monotonic -f +5y make test
 YEARS_AHEAD = "+5y"
 
 
@@ -25,4 +28,4 @@ YEARS_AHEAD = "+5y"
 def years_ahead():
     """``years_ahead(cmd)``: the command run with the date moved ahead (unchanged without faketime)."""
     faketime = shutil.which("faketime")
-    return lambda cmd: [faketime, "-f", YEARS_AHEAD, *cmd] if faketime else list(cmd)
+    return lambda cmd: [faketime, "--exclude-monotonic", "-f", YEARS_AHEAD, *cmd] if faketime else list(cmd)
