@@ -14,7 +14,10 @@ False to True* -- not on every tick while the fridge stays open.
   a copy of the device states, fires actions on rising edges, and records a
   ``timeline`` of :class:`Check` rows for a plot. A condition that fails is
   reported in ``notices`` and disabled after ``max_errors`` failures in a row;
-  the poller never crashes.
+  the poller never crashes. Each condition has a step and a time budget, and
+  each tick a time budget (:class:`~lares_kit.sandbox.Limits`): a condition
+  past its own budget fails like any other, while the ones a tick had no time
+  left for are not blamed -- they go first at the next tick.
 * ``create_condition``, ``notify_on_condition``, ``list_conditions`` and
   ``cancel_condition`` are the agent-facing tools (the Toolbox injects
   ``monitor`` by name, like ``home``).
@@ -119,9 +122,11 @@ class Check:
     time: datetime
     seconds: float  # clock seconds since start, for plots
     condition_id: str
-    value: bool | None  # None: it failed (see error)
+    value: bool | None  # None: it failed (see error), or was skipped
     fired: bool = False
     error: str | None = None
+    steps: int = 0  # the work it did (Limits.max_steps is the budget): the one that used the time is named here
+    skipped: bool = False  # the tick's time ran out before its turn: not a failure, it goes first next tick
 
 
 class Monitor:
@@ -164,6 +169,7 @@ class Monitor:
         self.notices: list[str] = []  # failures and disablings, as sentences for people and models
         self.refused: list[tuple[str, str]] = []  # (code, why) of each registration turned away, oldest first
         self.seconds_evaluating = 0.0  # wall time spent evaluating, for the cost per tick
+        self._waiting: list[str] = []  # ids the last tick had no time for, in its order: they go first
 
     # ------------------------------------------------------------ registering
     def register(self, code: str, action: Action | None = None, description: str = "",
@@ -178,8 +184,9 @@ class Monitor:
         transcript can show what the sandbox turned away.
         """
         try:
-            condition_id = self._free_id(check_condition(code, self.sandbox.limits).name)
-            checked = self.sandbox.load(condition_id, code)
+            checked = check_condition(code, self.sandbox.limits)  # checked once: the sandbox reuses it
+            condition_id = self._free_id(checked.name)
+            self.sandbox.load(condition_id, code, checked)
         except ConditionError as exc:
             self.refused.append((code, str(exc)))
             raise
@@ -222,7 +229,9 @@ class Monitor:
 
         All conditions see the same copy of the device states, taken before
         any action runs; actions then run in registration order. Returns the
-        firings of this tick.
+        firings of this tick. Conditions the tick had no time for
+        (``Check.skipped``) keep their last value, count no failure, and are
+        checked first next tick.
         """
         self.clock.advance(self.interval if seconds is None else seconds)
         active = [c for c in self.conditions.values() if c.enabled]
@@ -230,14 +239,25 @@ class Monitor:
             return []
         # The sandbox gets a copy: a condition can read the home but never change it.
         states = self.home.device_states()
+        # The ones the last tick had no time for go first, in the order they waited: none waits twice in a row.
+        rank = {cid: n for n, cid in enumerate(self._waiting)}
+        order = sorted(active, key=lambda c: rank.get(c.id, len(rank)))
         started = time.perf_counter()
-        outcomes = self.sandbox.evaluate(states, [c.id for c in active])
+        outcomes = self.sandbox.evaluate(states, [c.id for c in order])
         self.seconds_evaluating += time.perf_counter() - started
+        waiting = self._waiting = [c.id for c in order if outcomes[c.id].skipped]
+        if waiting:
+            budget = self.sandbox.limits.tick_seconds
+            self.notices.append(f"At {self.clock.now:%H:%M:%S} the tick used its {budget:g} s before it could "
+                                f"check {', '.join(waiting)}; they go first at the next tick.")
         rising = []
         for condition in active:
             outcome = outcomes[condition.id]
-            check = Check(self.clock.now, self.clock.seconds, condition.id, outcome.value, error=outcome.error)
+            check = Check(self.clock.now, self.clock.seconds, condition.id, outcome.value, error=outcome.error,
+                          steps=outcome.steps, skipped=outcome.skipped)
             self.timeline.append(check)
+            if outcome.skipped:
+                continue  # no fault of its own: no failure counted, and the last value stays
             if outcome.error:
                 self._failed(condition, outcome.error)
                 continue  # the last good value stays: a failure is no evidence of an edge

@@ -6,7 +6,7 @@ import pytest
 
 from lares_kit import Toolbox, load_world
 from lares_kit.monitor import PERSISTENT_TOOLS, Action, Monitor, SimClock
-from lares_kit.sandbox import ConditionError
+from lares_kit.sandbox import ConditionError, Limits
 from lares_kit.tools import DEVICE_TOOLS, set_light
 
 WORLD = """\
@@ -228,3 +228,78 @@ def test_every_condition_is_evaluated_each_tick(home, isolation):
     checks = [c for c in monitor.timeline if c.seconds > 0]
     assert len(checks) == 5 * 20 and all(c.value is False and c.error is None for c in checks)
     assert monitor.seconds_evaluating > 0
+
+
+# ------------------------------------------------------------------ budgets
+# Legal, light while the fridge is shut, and far over the step budget once it opens.
+HEAVY = ("def heavy_{n}():\n    if get('fridge', 'door') == 'closed':\n        return False\n"
+         "    l = [0.5] * 10000\n    m = [0.5 + 0] * 10000\n    return l" + " == m == l" * 70 + "\n")
+
+
+def test_register_checks_the_code_once(home, monkeypatch):
+    import lares_kit.monitor as monitor_module
+    import lares_kit.sandbox as sandbox_module
+
+    calls = []
+    real = sandbox_module.check_condition
+
+    def counted(code, limits=None):
+        calls.append(code)
+        return real(code, limits)
+
+    monkeypatch.setattr(monitor_module, "check_condition", counted)
+    monkeypatch.setattr(sandbox_module, "check_condition", counted)
+    with Monitor(home, isolation="inline") as monitor:
+        monitor.register(FRIDGE_OPEN, Action("x"))
+    assert calls == [FRIDGE_OPEN]
+
+
+def test_each_heavy_condition_is_blamed_for_its_own_steps(monitor, home):
+    # Twelve legal conditions turn heavy when the fridge opens: each is stopped by its own step
+    # budget and named, the light one still fires, and no worker had to be killed.
+    for n in range(12):
+        monitor.register(HEAVY.format(n=n), Action(f"heavy {n}"))
+    monitor.register(FRIDGE_OPEN, Action("light"))
+    door(home, "open")
+    assert [f.instruction for f in monitor.tick()] == ["light"]
+    checks = {c.condition_id: c for c in monitor.timeline if c.seconds == 10.0}
+    for n in range(12):
+        check = checks[f"heavy_{n}"]
+        assert check.value is None and not check.skipped and check.steps == 1_000_000
+        assert check.error.startswith("Line 6: it needs more than 1,000,000 steps, the budget of one condition")
+        assert monitor.conditions[f"heavy_{n}"].errors == 1
+    assert checks["fridge_open"].value is True and 0 < checks["fridge_open"].steps < 100
+    assert monitor.sandbox.restarts == 0
+    with pytest.raises(ConditionError, match=r"failed: Line 6: it needs more than 1,000,000 steps"):
+        monitor.register(HEAVY.format(n=99), Action("x"))  # the test run at registration stops it too
+
+
+@pytest.mark.parametrize("isolation", ["inline", "process"])
+def test_a_tick_out_of_time_blames_no_one_and_the_waiting_go_first(home, isolation):
+    # A tick budget of a nanosecond: each tick checks only its first condition. Nobody is blamed,
+    # and the ones left waiting go first, so every condition is checked in turn.
+    with Monitor(home, isolation=isolation, limits=Limits(tick_seconds=1e-9)) as monitor:
+        for name in ("a", "b", "c"):
+            monitor.register(FRIDGE_OPEN.replace("fridge_open", name), Action(f"fire {name}"))
+        door(home, "open")
+        fired = [f.condition_id for _ in range(3) for f in monitor.tick()]
+        assert fired == ["a", "b", "c"]  # one a tick, in turn
+        ticks = [[c.condition_id for c in monitor.timeline if c.seconds == s and not c.skipped] for s in (10, 20, 30)]
+        assert ticks == [["a"], ["b"], ["c"]]
+        assert all(c.enabled and c.errors == 0 for c in monitor.list())
+        assert monitor.notices[0] == ("At 08:00:10 the tick used its 1e-09 s before it could check b, c; they go "
+                                      "first at the next tick.")
+        skipped = [c for c in monitor.timeline if c.skipped]
+        assert len(skipped) == 6 and all(c.value is None and c.error.startswith("Not checked this tick") for c in skipped)
+
+
+def test_a_device_value_no_condition_can_read_fails_only_its_readers(monitor, home):
+    monitor.register(FRIDGE_OPEN, Action("open"))
+    monitor.register("def warm():\n    return get('fridge', 'temperature') > 8", Action("warm"))
+    home.devices["fridge"].state["temperature"] = 10**5000  # a broken sensor reports a 5,001-digit number
+    door(home, "open")
+    assert [f.instruction for f in monitor.tick()] == ["open"]
+    assert monitor.conditions["warm"].last_error == (
+        "Line 2: The device 'fridge' has a value for 'temperature' that a condition cannot read: it is a whole "
+        "number of about 5,001 digits (16,610 bits); a condition may hold 4,096 bits at most.")
+    assert monitor.sandbox.restarts == 0 and len(monitor.notices) == 1
