@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .errors import LaresError
+from .errors import LaresError, plain_warnings
 
 __all__ = ["bench_epilog", "build_parser", "main"]
+
+GENERATE_AT_MOST = 25_000  # rooms or devices for `lares worlds generate`: about the most a world file may hold
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     worlds = sub.add_parser("worlds", help="list the worlds (or check a world file, or generate one)")
     worlds.add_argument("action", nargs="?", choices=["list", "check", "generate"], default="list")
-    worlds.add_argument("paths", nargs="*", help="world ids or files to check")
+    worlds.add_argument("paths", nargs="*", help="check: world ids or files (default: every world found)")
     # `lares worlds generate`: a seeded house or building (lares_kit.generate)
     worlds.add_argument("--rooms", type=int, default=None, help="generate: rooms (default: devices / 5)")
     worlds.add_argument("--devices", type=int, default=None, help="generate: devices (default: 4 a room)")
@@ -134,12 +136,20 @@ def _worlds(args: argparse.Namespace) -> int:
     if args.action == "generate":
         return _generate(args)
     if args.action == "check":
-        bad = 0
-        for target in args.paths:
-            problems = check_home(target)
+        # A file that does not load: its one-sentence error on stderr, exit 2 (as every command's bad input).
+        # A Home that loads but check_home faults: the problems on stdout, exit 1.
+        status = 0
+        for target in args.paths or list(world_paths()):
+            try:
+                home = load_world(target)
+            except LaresError as exc:
+                print(f"lares: {exc}", file=sys.stderr)
+                status = 2
+                continue
+            problems = check_home(home)
             print(f"{target}: " + ("ok" if not problems else "; ".join(problems)))
-            bad += bool(problems)
-        return 1 if bad else 0
+            status = max(status, 1 if problems else 0)
+        return status
     print(f"{'world':<20} {'rooms':>5} {'devices':>7} {'items':>5}  name")
     for world_id, path in world_paths().items():
         try:
@@ -154,22 +164,32 @@ def _worlds(args: argparse.Namespace) -> int:
 def _generate(args: argparse.Namespace) -> int:
     import json
 
+    from .datafiles import MAX_BYTES
     from .generate import generate_world
     from .worlds import check_home, parse_world
 
     if args.rooms is None and args.devices is None:
         raise LaresError("lares worlds generate needs --rooms N and/or --devices M")
+    if max(args.rooms or 0, args.devices or 0) > GENERATE_AT_MOST:
+        raise LaresError(f"lares worlds generate makes at most {GENERATE_AT_MOST:,} rooms or devices "
+                         "(a bigger world would be more than a world file may hold)")
     try:
         data = generate_world(args.rooms, args.devices, args.seed, floors=args.floors)
     except ValueError as exc:
         raise LaresError(str(exc)) from None
     # Written as JSON, which is YAML too: a 5,000-device world then loads in a fraction of a second.
     text = json.dumps(data, indent=1) + "\n"
+    if len(text) > MAX_BYTES:
+        raise LaresError(f"this world would be a {len(text) / 2**20:.0f} MB file, over the {MAX_BYTES // 2**20} MB a "
+                         "world file may be; ask for fewer rooms or devices")
     if args.out is None:
         print(text, end="")
         return 0
-    with open(args.out, "w", encoding="utf-8") as f:
-        f.write(text)
+    try:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise LaresError(f"cannot write {args.out} ({exc.strerror or type(exc).__name__})") from None
     home = parse_world(data, source=args.out)
     problems = check_home(home)
     floors = len({a.get("floor") for _, a in home.graph.nodes(data=True)})
@@ -180,6 +200,11 @@ def _generate(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    with plain_warnings():  # "lares: warning: home.yaml: rooms: the key 'id' is written twice", not Python's format
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         if args.command == "worlds":
             return _worlds(args)

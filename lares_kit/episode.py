@@ -198,6 +198,9 @@ class Episode:
             knowledge = home.render_knowledge("json")  # type: ignore[union-attr]
         else:
             knowledge = json.dumps(self.initial_knowledge, indent=2)
+        from .knowledge import check_prompt_size  # a home too big for any prompt is refused here, before sending
+
+        check_prompt_size(knowledge, self.knowledge_format, self.world)
         header = knowledge_header(self.knowledge) + (f"\n{note}" if note else "")
         return {"role": "system", "content": f"{header}\n{knowledge}"}
 
@@ -274,8 +277,33 @@ class Episode:
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "Episode":
-        """Read an episode saved with :meth:`save`."""
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        """Read an episode saved with :meth:`save`; a file that is not one is a DataFileError naming it.
+
+        Examples:
+            >>> import tempfile, pathlib
+            >>> saved = pathlib.Path(tempfile.mkdtemp()) / "episode.json"
+            >>> _ = saved.write_text('{"instruction": "hi", "steps": "none"}')
+            >>> Episode.load(saved)
+            Traceback (most recent call last):
+            ...
+            lares_kit.errors.DataFileError: .../episode.json: not a saved episode (it cannot be rebuilt: ValueError)
+        """
+        from .datafiles import parse_json, read_text_file  # size, encoding and nesting within limits
+        from .errors import DataFileError, brief
+
+        source = str(path)
+        data = parse_json(read_text_file(path), source, strict=True)
+        if not isinstance(data, dict):
+            raise DataFileError(source, "", f"not a saved episode: it holds {brief(data)}, not a mapping")
+        try:
+            # Rebuilt and used once, as a replay would: a field of the wrong kind fails here, with the file's
+            # name, not later in a widget. Anything may be wrong in a file, so any exception means "not one".
+            episode = cls.from_dict(data)
+            episode.transcript()
+            episode.to_run_json()
+        except Exception as exc:  # noqa: BLE001
+            raise DataFileError(source, "", f"not a saved episode (it cannot be rebuilt: {type(exc).__name__})") from None
+        return episode
 
     # ----------------------------------------------------------- rendering
     def transcript(self) -> str:

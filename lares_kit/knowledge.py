@@ -21,7 +21,9 @@ Every strategy keeps the knowledge message's contract (``WORLD KNOWLEDGE
 (latest)`` or ``(initial: ...)``, then the JSON of ``Home.knowledge()`` or a
 part of it), so the offline model reads all of them. Enums of ids in the
 tool schemas grow with the home too; :func:`use_id_enums` turns them off for
-big homes in every strategy but ``full``.
+big homes in every strategy but ``full``. A knowledge text bigger than any
+model's prompt (:data:`PROMPT_TOKENS_AT_MOST`) is refused with
+:class:`PromptTooBig` before anything is sent (:func:`check_prompt_size`).
 
 This module renders knowledge and offers one tool; it does not run agents.
 """
@@ -37,13 +39,17 @@ from typing import Any, Iterable
 
 import networkx as nx
 
+from .errors import LaresError
 from .home import Home
 from .schema import RoomId
 
-__all__ = ["STRATEGIES", "ENUM_LIMIT", "LIVE_LIMIT", "knowledge_text", "relevant_rooms", "use_id_enums",
-           "get_live_context", "strategy_note"]
+__all__ = ["STRATEGIES", "ENUM_LIMIT", "LIVE_LIMIT", "PROMPT_TOKENS_AT_MOST", "PromptTooBig", "check_prompt_size",
+           "knowledge_text", "relevant_rooms", "use_id_enums", "get_live_context", "strategy_note"]
 
 STRATEGIES = ("full", "compact", "overview", "retrieval")
+# No model's prompt holds more (the largest hold about a million tokens, most 128,000). A 5,000-device
+# building is about 330,000 tokens as "full", which notebook 16 still sends to the offline model to show the cost.
+PROMPT_TOKENS_AT_MOST = 1_000_000
 ENUM_LIMIT = 60  # more room and device ids than this, and the schemas carry no id enums
 LIVE_LIMIT = 120  # get_live_context answers at most this many devices; more asks for a narrower filter
 NEIGHBOURS = 12  # rooms around the robot that retrieval shows (nearest first)
@@ -263,6 +269,35 @@ def knowledge_text(home: Home, strategy: str = "full", instruction: str = "",
         return strategy_note("overview"), json.dumps({**k, "rooms": rooms}, separators=(",", ":"))
     part, shown = _retrieved(home, k, instruction, visited)
     return strategy_note("retrieval", shown, home.graph.number_of_nodes()), json.dumps(part, separators=(",", ":"))
+
+
+class PromptTooBig(LaresError):
+    """The home's knowledge is bigger than any model's prompt; nothing was sent."""
+
+
+def check_prompt_size(text: str, strategy: str, home_id: str) -> str:
+    """``text`` if it fits in a prompt, else :class:`PromptTooBig` saying what to use instead.
+
+    Tokens are estimated as characters / 4 (JSON runs about 3.8), so the
+    check costs nothing on every turn.
+
+    Examples:
+        >>> check_prompt_size("{}", "full", "lares-home")
+        '{}'
+        >>> check_prompt_size("x" * 22_400_000, "full", "huge-home")
+        Traceback (most recent call last):
+        ...
+        lares_kit.knowledge.PromptTooBig: The knowledge of home 'huge-home' is about 5,600,000 tokens in the 'full' format, more than the 1,000,000 a model's prompt can hold, so nothing was sent. Use the 'retrieval' format (lares run --knowledge-format retrieval; run_agent(..., knowledge_format="retrieval")): it sends only the rooms the instruction is about.
+    """
+    tokens = len(text) // 4
+    if tokens <= PROMPT_TOKENS_AT_MOST:
+        return text
+    name = home_id if len(home_id) <= 60 else home_id[:60] + "..."
+    fix = ("Name fewer rooms in the instruction, or split the home into smaller world files."
+           if strategy == "retrieval" else "Use the 'retrieval' format (lares run --knowledge-format retrieval; "
+           'run_agent(..., knowledge_format="retrieval")): it sends only the rooms the instruction is about.')
+    raise PromptTooBig(f"The knowledge of home {name!r} is about {tokens:,} tokens in the {strategy!r} format, more "
+                       f"than the {PROMPT_TOKENS_AT_MOST:,} a model's prompt can hold, so nothing was sent. {fix}")
 
 
 # -------------------------------------------------------------------- tool

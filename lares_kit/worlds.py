@@ -4,14 +4,15 @@ Taught in ``notebooks/01_the_home_as_a_graph.ipynb``; the format is documented
 in ``worlds/README.md``. A world file is YAML with ``id``, ``name``, ``rooms``
 (each with ``exits``), ``devices``, ``robot`` and ``items``. A bad file raises
 :class:`WorldError`, whose message names the file, the key path and what was
-expected -- the CLI prints it without a traceback.
+expected -- the CLI prints it without a traceback. Reading the file (its
+size, encoding, YAML aliases, nesting) is :mod:`lares_kit.datafiles`; a
+message quotes at most a few dozen characters of what the file says.
 
 This module builds :class:`~lares_kit.home.Home` objects; it does not run them.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -19,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-import yaml
 
-from .errors import LaresError
+from .datafiles import parse_data, path_kind, read_data_file
+from .errors import LIST_AT_MOST, DataFileError, brief
 from .home import Device, Home, Item
 
 __all__ = ["WorldError", "load_world", "read_yaml", "parse_world", "check_home", "world_paths", "WORLD_DIRS"]
@@ -46,48 +47,24 @@ ENTRY_KEYS = {
 DEVICE_EXTRA_KEYS = ("docs", "near")
 
 
-# libyaml's parser when PyYAML has it: a 5,000-device world file reads about ten times faster.
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """YAML with 1.2 booleans: only true/false. (YAML 1.1 reads the key `on` as True.)"""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                              list("tTfF"))
-
-
-def read_yaml(text: str) -> Any:
-    """Parse YAML the way world files mean it: ``on: false`` is the key "on".
+def read_yaml(text: str, source: str = "<text>") -> Any:
+    """Parse YAML the way world files mean it: ``on: false`` is the key "on"; bad text is a :class:`WorldError`.
 
     Examples:
         >>> read_yaml("state: {on: false}")
         {'state': {'on': False}}
         >>> read_yaml('{"state": {"on": false}}')  # JSON is YAML too, and reads much faster
         {'state': {'on': False}}
+        >>> read_yaml("rooms: [a, b", "mine.yaml")
+        Traceback (most recent call last):
+        ...
+        lares_kit.worlds.WorldError: mine.yaml: not valid YAML at line 2, column 1: did not find expected ',' or ']'
     """
-    if text.lstrip().startswith("{"):
-        # Generated worlds are written as JSON (`lares worlds generate`): the json module
-        # reads a 5,000-device world in a few hundredths of a second, PyYAML in seconds.
-        try:
-            return json.loads(text)
-        except ValueError:
-            pass  # YAML flow style that is not JSON: the YAML parser reads it below
-    return yaml.load(text, Loader=_Loader)
+    return parse_data(text, source, WorldError)
 
 
-class WorldError(LaresError, ValueError):
-    """A world file (or Home) is not valid. ``str()`` is a sentence for people."""
-
-    def __init__(self, source: str, key_path: str, message: str) -> None:
-        self.source, self.key_path, self.message = source, key_path, message
-        where = f"{source}: {key_path}: " if key_path else f"{source}: "
-        super().__init__(where + message)
+class WorldError(DataFileError):
+    """A world file (or Home) is not valid. ``str()`` is a sentence for people: ``file: key.path: what was expected``."""
 
 
 def _search_dirs() -> list[Path]:
@@ -124,21 +101,16 @@ def load_world(name_or_path: str | os.PathLike, *, seed: int | None = None) -> H
     """
     text = str(name_or_path)
     path = Path(text)
-    if not (text.endswith((".yaml", ".yml")) or path.is_file()):
+    kind = path_kind(path)
+    if not (text.endswith((".yaml", ".yml")) or kind == "file"):
         known = world_paths()
         if text not in known:
             raise WorldError(text, "", "no world file with this id or path; known worlds: " + ", ".join(sorted(known)))
-        path = known[text]
-    if not path.is_file():
-        raise WorldError(text, "", "file not found")
-    try:
-        data = read_yaml(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise WorldError(str(path), "", f"not valid YAML at {where}: {problem}") from None
-    home = parse_world(data, source=str(path))
+        path, kind = known[text], path_kind(known[text])
+    if kind != "file":
+        raise WorldError(text, "", {"folder": "this is a folder, not a world file",
+                                    "missing": "file not found"}.get(kind, "not a file that can be read"))
+    home = parse_world(read_data_file(path, WorldError), source=str(path))
     return home.reset(seed=seed) if seed is not None else home
 
 
@@ -171,7 +143,7 @@ def _known_keys(entry: dict[str, Any], kind: str, source: str, key: str) -> None
         if name not in ENTRY_KEYS[kind]:
             hint = (" (a description with a comma inside {...} must be quoted)"
                     if isinstance(name, str) and " " in name else "")
-            raise WorldError(source, f"{key}", f"unknown key {name!r}{hint}; allowed keys: "
+            raise WorldError(source, f"{key}", f"unknown key {brief(name)}{hint}; allowed keys: "
                              + ", ".join(sorted(ENTRY_KEYS[kind])))
 
 
@@ -180,9 +152,9 @@ def _ident(entry: dict[str, Any], source: str, key: str, seen: dict[str, str]) -
     ident = entry["id"]
     if not (isinstance(ident, str) and ID_PATTERN.match(ident)):
         raise WorldError(source, f"{key}.id",
-                         f"expected an id of lowercase letters, digits and hyphens (like 'kitchen-light'), got {ident!r}")
+                         f"expected an id of lowercase letters, digits and hyphens (like 'kitchen-light'), got {brief(ident)}")
     if ident in seen:
-        raise WorldError(source, f"{key}.id", f"duplicate id {ident!r} (already used at {seen.get(ident)})")
+        raise WorldError(source, f"{key}.id", f"duplicate id {brief(ident)} (already used at {seen.get(ident)})")
     seen[ident] = key
     return ident
 
@@ -206,13 +178,15 @@ def _aliases(entry: dict[str, Any], source: str, key: str) -> list[str]:
 
 
 class _RoomList:
-    """The room ids joined by commas, built only if an error message needs it."""
+    """The room ids joined by commas, built only if an error message needs it (at most the first 30)."""
 
     def __init__(self, graph: nx.Graph) -> None:
         self.graph = graph
 
     def __str__(self) -> str:
-        return ", ".join(self.graph.nodes)
+        rooms = list(self.graph.nodes)
+        more = len(rooms) - LIST_AT_MOST
+        return ", ".join(rooms[:LIST_AT_MOST]) + (f" and {more:,} more" if more > 0 else "")
 
 
 def parse_world(data: Any, source: str = "<world>") -> Home:
@@ -229,7 +203,7 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
     _expect("id" in top, source, "id", "missing required key 'id' (the world's id, like 'lares-home')")
     world_id = top["id"]
     _expect(isinstance(world_id, str) and bool(ID_PATTERN.match(world_id)), source, "id",
-            f"expected an id of lowercase letters, digits and hyphens, got {world_id!r}")
+            f"expected an id of lowercase letters, digits and hyphens, got {brief(world_id)}")
     _expect("rooms" in top, source, "rooms", "missing required key 'rooms' (a list of rooms with exits)")
     rooms = _list(top["rooms"], source, "rooms")
     _expect(len(rooms) > 0, source, "rooms", "expected at least one room")
@@ -258,14 +232,16 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
                 continue  # the usual case; the checks below say what is wrong otherwise
             key = f"rooms[{n}].exits[{m}]"
             _expect(isinstance(target, str), source, key, f"expected a room id, got {_kind(target)}")
-            _expect(target in graph, source, key, f"unknown room {target!r}; rooms are: {room_list}")
-            _expect(target != room_id, source, key, f"room {room_id!r} has an exit to itself")
-            _expect(room_id in exits[target], source, key,
-                    f"exit {room_id!r} -> {target!r} is not symmetric: add {room_id!r} to the exits of {target!r}")
+            _expect(target in graph, source, key, f"unknown room {brief(target)}; rooms are: {room_list}")
+            _expect(target != room_id, source, key, f"room {brief(room_id)} has an exit to itself")
+            _expect(room_id in exits[target], source, key, f"exit {brief(room_id)} -> {brief(target)} is not "
+                    f"symmetric: add {brief(room_id)} to the exits of {brief(target)}")
     if not nx.is_connected(graph):
         parts = sorted(sorted(c) for c in nx.connected_components(graph))
-        raise WorldError(source, "rooms", "the rooms are not all connected by exits; separate groups: "
-                         + "; ".join(", ".join(p) for p in parts))
+        groups = "; ".join(", ".join(p[:LIST_AT_MOST]) + (" ..." if len(p) > LIST_AT_MOST else "")
+                           for p in parts[:LIST_AT_MOST])
+        raise WorldError(source, "rooms", f"the rooms are not all connected by exits; separate groups: {groups}"
+                         + (f" and {len(parts) - LIST_AT_MOST:,} more groups" if len(parts) > LIST_AT_MOST else ""))
 
     devices = []
     device_extras: dict[str, dict[str, Any]] = {}
@@ -276,12 +252,12 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
         dev_id = _ident(dev, source, key, ids)
         room = _text(dev, "room", source, key)
         if room not in graph:
-            raise WorldError(source, f"{key}.room", f"unknown room {room!r}; rooms are: {room_list}")
+            raise WorldError(source, f"{key}.room", f"unknown room {brief(room)}; rooms are: {room_list}")
         dtype = _text(dev, "type", source, key)
         state = _mapping(dev.get("state", {}), source, f"{key}.state")
         if dtype == "light" and not isinstance(state.get("on"), bool):
             raise WorldError(source, f"{key}.state.on",
-                             f"a light needs state 'on: true' or 'on: false', got {state.get('on')!r}")
+                             f"a light needs state 'on: true' or 'on: false', got {brief(state.get('on'))}")
         caps = _mapping(dev.get("capabilities", {}), source, f"{key}.capabilities")
         for attr, spec in caps.items():
             _mapping(spec, source, f"{key}.capabilities.{attr}")
@@ -298,7 +274,7 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
     _known_keys(bot, "robot", source, "robot")
     robot_id = _ident(bot, source, "robot", ids)
     robot_room = _text(bot, "room", source, "robot")
-    _expect(robot_room in graph, source, "robot.room", f"unknown room {robot_room!r}; rooms are: {room_list}")
+    _expect(robot_room in graph, source, "robot.room", f"unknown room {brief(robot_room)}; rooms are: {room_list}")
     robot = Item(robot_id, _text(bot, "name", source, "robot", "Robot"), "robot", robot_room)
 
     items = []
@@ -309,7 +285,7 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
         item_id = _ident(it, source, key, ids)
         room = _text(it, "room", source, key)
         if room not in graph:
-            raise WorldError(source, f"{key}.room", f"unknown room {room!r}; rooms are: {room_list}")
+            raise WorldError(source, f"{key}.room", f"unknown room {brief(room)}; rooms are: {room_list}")
         items.append(Item(item_id, _text(it, "name", source, key, item_id.title()), _text(it, "type", source, key),
                           room, _aliases(it, source, key), _text(it, "description", source, key, "")))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -17,6 +18,7 @@ from lares_kit.bench.runner import (
     run_bench,
 )
 from lares_kit.bench.tasks import load_suite, load_tasks
+from lares_kit.errors import DataFileError, LaresError, LaresWarning
 
 SLICE = [t for t in load_suite("lares-home") if t.category in ("direct", "search", "infeasible")]
 
@@ -123,3 +125,152 @@ def test_unknown_agent_fails_with_exit_2():
                           check=False, capture_output=True, text=True)
     assert proc.returncode == 2
     assert "unknown agent 'telepathy'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ resuming from records that cannot be trusted
+ONE = SLICE[:1]
+ONE_JOB = Job(ONE[0], "intent-action", "offline")
+
+
+def _first_run(tmp_path):
+    bench = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
+    path = ONE_JOB.path(tmp_path)
+    return bench, path, json.loads(path.read_text())
+
+
+def _edit(record, **changes):
+    out = dict(record)
+    for key, value in changes.items():
+        if value is DROP:
+            del out[key]
+        else:
+            out[key] = value
+    return json.dumps(out).encode()
+
+
+DROP = object()
+SPOILED = [
+    # (what, how the saved record is spoiled, words the note must hold)
+    ("an empty list", lambda r: b"[]", "it holds a list, not an episode record"),
+    ("null", lambda r: b"null", "it holds null"),
+    ("invalid UTF-8", lambda r: b"\xff" + json.dumps(r).encode(), "not UTF-8 text"),
+    ("latin-1 in the final message", lambda r: json.dumps(r).encode().replace(b'"final_message"', b'"final_m\xe9ssage"'),
+     "not UTF-8 text"),
+    ("cut short by a kill", lambda r: json.dumps(r).encode()[:100], "not valid JSON at line"),
+    ("the agent key missing", lambda r: _edit(r, agent=DROP), "the key 'agent' is missing"),
+    ("the episode key missing", lambda r: _edit(r, episode=DROP), "the key 'episode' is missing"),
+    ("steps as text", lambda r: _edit(r, steps="two"), "'steps' holds text, 'two'"),
+    ("success as a number", lambda r: _edit(r, success=1), "'success' holds a number"),
+    ("negative tokens", lambda r: _edit(r, prompt_tokens=-5), "'prompt_tokens' holds -5, not a count"),
+    ("a check that is a word", lambda r: _edit(r, checks=["passed"]), "checks[0] is not a check verdict"),
+    ("another agent's record", lambda r: _edit(r, agent="function-calling"), "the record of another episode"),
+    ("an episode whose steps are text", lambda r: _edit(r, episode={**r["episode"], "steps": "none"}),
+     "its episode cannot be rebuilt"),
+    ("nested 100,000 deep", lambda r: b'{"task": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+     "nested more than 50 levels"),
+    ("a record of 9 MB", lambda r: json.dumps({**r, "notes": "x" * (9 * 2**20)}).encode(), "bigger than 8 MB"),
+]
+
+
+@pytest.mark.parametrize("what, spoil, words", SPOILED, ids=[s[0] for s in SPOILED])
+def test_a_record_that_cannot_be_used_is_run_again_and_reported(tmp_path, what, spoil, words):
+    first, path, record = _first_run(tmp_path)
+    path.write_bytes(spoil(record))
+    with pytest.warns(LaresWarning, match="the episode is run again"):
+        again = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
+    assert again.resumed == 0 and strip_time(again.results) == strip_time(first.results)
+    assert len(again.notes) == 1 and again.notes[0].startswith(f"{path}: ") and words in again.notes[0], again.notes
+    assert json.loads(path.read_text())["episode"] is not None  # the re-run replaced it with a good record
+    assert run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path).resumed == 1
+
+
+def test_a_folder_where_a_record_should_be_is_reported_not_fatal(tmp_path):
+    _, path, _ = _first_run(tmp_path)
+    path.unlink()
+    path.mkdir()
+    with pytest.warns(LaresWarning) as caught:
+        again = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
+    assert again.resumed == 0 and again.results[0]["success"]
+    notes = " ".join(again.notes)
+    assert "this is not a file" in notes and "cannot be saved" in notes
+    assert len(caught) == 2
+
+
+def test_a_record_of_a_changed_task_is_rerun_without_a_warning(tmp_path, recwarn):
+    _, path, record = _first_run(tmp_path)
+    path.write_text(json.dumps({**record, "fingerprint": "000000000000"}))
+    again = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
+    assert again.resumed == 0 and again.notes == [] and not [w for w in recwarn if w.category is LaresWarning]
+
+
+def test_a_stale_temporary_file_is_removed_and_a_fresh_one_kept(tmp_path):
+    _, path, _ = _first_run(tmp_path)
+    stale = path.parent / f".{path.name}.a1b2c3.tmp"
+    fresh = path.parent / f".{path.name}.d4e5f6.tmp"
+    stale.write_text('{"task": "lh-kit')  # what a kill in the middle of a write leaves
+    fresh.write_text('{"task": "lh-kit')
+    os.utime(stale, (0, 0))  # written long ago
+    again = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
+    assert not stale.exists() and fresh.exists()
+    assert again.resumed == 1 and any("removed 1 temporary file" in note for note in again.notes)
+
+
+@pytest.mark.parametrize("make", ["a file", "a folder inside a file"])
+def test_runs_naming_a_file_is_one_sentence_before_any_episode(tmp_path, make):
+    taken = tmp_path / "results.txt"
+    taken.write_text("my notes")
+    runs = taken if make == "a file" else taken / "runs"
+    with pytest.raises(LaresError, match="runs folder|cannot make the runs folder"):
+        run_bench(ONE, agents=["intent-action"], models=["offline"], runs=runs)
+    assert taken.read_text() == "my notes"
+
+
+def test_lares_bench_with_runs_naming_a_file_exits_2(tmp_path):
+    taken = tmp_path / "results.txt"
+    taken.write_text("my notes")
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", "lares-home", "--tasks",
+                           "lh-kitchen-on", "--agent", "intent-action", "--runs", str(taken)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (f"lares: the runs folder {taken} is a file; name a folder for the episode "
+                           "records (a new one is made)\n")
+
+
+def test_lares_bench_resumes_past_broken_records_with_one_warning_line_each(tmp_path):
+    command = [sys.executable, "-m", "lares_kit.cli", "bench", "--suite", "lares-home", "--tasks", "lh-kitchen-on",
+               "--tasks", "lh-hallway-off", "--agent", "intent-action", "--runs", str(tmp_path)]
+    assert subprocess.run(command, capture_output=True, text=True).returncode == 0
+    records = sorted(tmp_path.rglob("*.json"))
+    records[0].write_bytes(b"[]")
+    records[1].write_bytes(b"\x80\x81 not text")
+    proc = subprocess.run(command, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stderr.splitlines()) == sorted([
+        f"lares: warning: {records[0]}: it holds a list, not an episode record; the episode is run again",
+        f"lares: warning: {records[1]}: not UTF-8 text: byte 0x80 on line 1 cannot be read; save the file as UTF-8; "
+        "the episode is run again"])
+    assert "2 episodes" in proc.stdout
+
+
+def test_load_records_leaves_out_what_it_cannot_read(tmp_path):
+    _first_run(tmp_path)
+    (tmp_path / "stray.json").write_bytes(b"\xff")
+    with pytest.warns(LaresWarning, match=r"stray.json: not UTF-8 text.*; left out"):
+        records = load_records(tmp_path)
+    assert [r["task"] for r in records] == [ONE[0].id]
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"[]", "it holds a list"),
+    (b'{"task": "x"}', "the key 'world' is missing"),
+    (b"\xfe\xff", "not UTF-8 text"),
+])
+def test_load_episode_and_episode_load_name_the_file(tmp_path, data, words):
+    from lares_kit.episode import Episode
+
+    path = tmp_path / "saved.json"
+    path.write_bytes(data)
+    with pytest.raises(DataFileError, match=words):
+        load_episode(path)
+    with pytest.raises(DataFileError, match=f"^{path}: "):
+        Episode.load(path)

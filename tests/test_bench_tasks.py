@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 import textwrap
 from collections import Counter
 
 import pytest
+from malformed import suite_cases
 
 from lares_kit import load_world
 from lares_kit.bench.oracle import OracleError, oracle_plan, oracle_steps
@@ -22,6 +24,7 @@ from lares_kit.bench.tasks import (
     load_tasks,
     parse_suite,
 )
+from lares_kit.datafiles import DuplicateKeyWarning
 from lares_kit.worlds import read_yaml
 
 TASKS = load_tasks()
@@ -133,6 +136,67 @@ def test_bench_reports_a_bad_suite_without_a_traceback(tmp_path):
 def test_unknown_suite_lists_the_known_ones():
     with pytest.raises(TaskError, match="known suites: garden-flat, lares-home, .*townhouse"):
         load_suite("nope")
+
+
+# ---------------------------------------------------------------- malformed suite files (tests/malformed.py)
+SUITE_CASES = suite_cases("lares-home")
+
+
+@pytest.mark.parametrize("case", SUITE_CASES, ids=[c.name for c in SUITE_CASES])
+def test_a_malformed_suite_is_one_task_error_naming_file_and_key(tmp_path, case):
+    path = tmp_path / "mine.yaml"
+    path.write_bytes(case.data)
+    with pytest.raises(TaskError) as caught:
+        load_suite(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and len(message) < 1500
+    for words in case.words:
+        assert words in message, message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c for c in SUITE_CASES if c.name in (
+    "billion laughs as a regex list", "JSON nested 100,000 deep", "latin-1 text", "a file over 8 MB")],
+    ids=lambda c: c.name)
+def test_lares_bench_answers_a_malformed_suite_in_one_line(tmp_path, case):
+    path = tmp_path / "mine.yaml"
+    path.write_bytes(case.data)
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (200 * 2**20, 200 * 2**20))
+
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", str(path)], capture_output=True,
+                          text=True, timeout=10, preexec_fn=limited)  # 10 s: the bench command imports the agents
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.startswith(f"lares: {path}: ") and len(proc.stderr.splitlines()) == 1, proc.stderr[-2000:]
+
+
+def test_a_task_key_written_twice_is_a_warning(tmp_path):
+    path = tmp_path / "twice.yaml"
+    path.write_text(GOOD.replace("    category: direct\n", "    category: direct\n    category: direct\n"))
+    with pytest.warns(DuplicateKeyWarning, match=r"tasks\[0\]\.category: the key 'category' is written twice"):
+        (task,) = load_suite(path)
+    assert task.category == "direct"
+
+
+def test_a_suite_that_is_a_folder_or_a_bad_name_is_one_sentence(tmp_path):
+    (tmp_path / "dir.yaml").mkdir()
+    with pytest.raises(TaskError, match="this is a folder, not a task suite file"):
+        load_suite(tmp_path / "dir.yaml")
+    with pytest.raises(TaskError, match="not a file that can be read"):
+        load_suite("s" * 5000 + ".yaml")
+
+
+@pytest.mark.parametrize("value, words", [
+    ([["x"] * 50] * 2000, "expected a regular expression, got a list"),  # 100,000 values: a list, not quoted whole
+    ("y" * 200_000, "too long"),
+])
+def test_a_huge_value_in_a_message_is_quoted_briefly(value, words):
+    data = read_yaml(GOOD)
+    data["tasks"][0]["expect"]["mentions"] = [value]
+    with pytest.raises(TaskError, match=words) as caught:
+        parse_suite(data, "mine.yaml")
+    assert len(str(caught.value)) < 400
 
 
 # ---------------------------------------------------------------- oracle

@@ -1,10 +1,12 @@
-"""Fuzzing: hypothesis throws random calls at the dispatcher and random files at the world loader.
+"""Fuzzing: hypothesis throws random calls at the dispatcher and random files at the loaders.
 
 Two promises are checked on whatever hypothesis makes up: no exception
-escapes (the dispatcher returns an Observation; the loader returns a Home or
-raises :class:`~lares_kit.worlds.WorldError`), and every error is a sentence
-a model or a learner can read -- not a traceback, not a bare repr. The homes
-have a safety policy, so the gate is fuzzed too. About 20 s in all.
+escapes (the dispatcher returns an Observation; the world loader returns a
+Home or raises :class:`~lares_kit.worlds.WorldError`, the suite loader a
+:class:`~lares_kit.bench.tasks.TaskError`, the file reader plain data or a
+:class:`~lares_kit.errors.DataFileError`), and every error is a sentence a
+model or a learner can read -- not a traceback, not a bare repr. The homes
+have a safety policy, so the gate is fuzzed too. About 30 s in all.
 """
 
 from __future__ import annotations
@@ -148,3 +150,116 @@ def test_any_file_loads_or_fails_with_a_sentence(tmp_path_factory, text):
         load_world_file(path)
     except WorldError as exc:
         assert str(exc).startswith(str(path)) and is_readable(str(exc)), str(exc)
+
+
+# ------------------------------------------------------------------ the file reader (lares_kit.datafiles)
+# Bits of YAML that break readers: tags, anchors and aliases, merges, dates, long numbers, brackets, quotes.
+YAML_BITS = ["a", "b", "id", "on", "yes", "~", ": ", "\n", "  ", "- ", "[", "]", "{", "}", ", ", "&x ", "*x", "&y ",
+             "*y", "<<: ", "!!int ", "!!bool ", "!!float ", "!!timestamp ", "!!binary ", "!!set ", "!!omap ", "!foo ",
+             "!!str ", "!!map ", "!!seq ", "? ", "0x", "0o9", "1:2:3", "2024-02-30", "2024-02-28", "'", '"', "---\n",
+             "# c\n", "\t", ".inf", ".nan", "9" * 30, "0x" + "f" * 40, "-", "%YAML 1.1\n", "|\n", ">\n", "\\", "\x00"]
+
+
+def _plain(value, depth=0) -> bool:
+    # What the reader promises: dicts, lists, text, numbers, true/false, null; nested at most MAX_DEPTH
+    from lares_kit.datafiles import MAX_DEPTH
+
+    if depth > MAX_DEPTH + 1:
+        return False
+    if isinstance(value, dict):
+        return all(isinstance(k, (str, int, float, bool, type(None))) and _plain(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v, depth + 1) for v in value)
+    return isinstance(value, (str, int, float, bool, type(None))) and not (isinstance(value, int)
+                                                                          and value.bit_length() > 64)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.lists(st.sampled_from(YAML_BITS), max_size=40).map("".join))
+def test_any_yaml_reads_as_plain_data_or_one_sentence(text):
+    import warnings
+
+    from lares_kit.datafiles import parse_data
+    from lares_kit.errors import DataFileError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a key written twice is a warning, tested elsewhere
+        try:
+            data = parse_data(text, "fuzz.yaml")
+        except DataFileError as exc:
+            message = str(exc)
+            assert message.startswith("fuzz.yaml: ") and is_readable(message) and "\n" not in message, message
+            return
+    assert _plain(data), data
+    json.dumps(data)  # plain enough for a record, a fingerprint, a prompt
+
+
+plain_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1), st.floats(allow_nan=False, allow_infinity=False),
+              st.text(max_size=20)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=20)
+
+
+@FUZZ
+@given(value=plain_values)
+def test_plain_data_reads_back_as_written_in_json_and_in_yaml(value):
+    import yaml
+
+    from lares_kit.datafiles import parse_data
+
+    assert parse_data(json.dumps(value)) == value
+    assert parse_data(yaml.safe_dump(value)) == value
+
+
+SUITE = {"world": "lares-home", "tasks": [{
+    "id": "t1", "category": "search", "instruction": "Find Bruno and light his room.",
+    "setup": {"shuffle": True, "robot": "hallway", "states": {"kitchen-light": {"on": True}}, "time_of_day": "night",
+              "memory": {"preferences": {"colour": "red"}, "turns": [{"role": "user", "text": "hi",
+                                                                       "at": "2026-11-28 09:14"}]}},
+    "user": {"answers": [{"when": "room", "say": "The {bruno.room}."}], "otherwise": None},
+    "expect": {"seen": ["bruno"], "lit": ["bruno"], "allow_changes": ["*-light"], "mentions": ["Bruno"],
+               "must_not_ask": True, "forbidden": [{"tool": "set_light", "arguments": {"on": False}}],
+               "states": {"kitchen-light": {"on": True}}},
+    "max_steps": 12}]}
+
+
+def test_the_suite_the_fuzzer_mutates_is_valid():
+    from lares_kit.bench.tasks import parse_suite
+
+    (task,) = parse_suite(copy.deepcopy(SUITE), "fuzz.yaml")
+    assert task.setup.memory["turns"][0]["at"] == "2026-11-28 09:14" and task.expect.forbidden[0].tool == "set_light"
+
+
+@st.composite
+def mutated_suites(draw):
+    suite = copy.deepcopy(SUITE)
+    for _ in range(draw(st.integers(1, 3))):
+        paths = [p for p in _paths(suite) if p]
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = suite
+        for step in path[:-1]:
+            parent = parent[step]
+        if draw(st.booleans()) and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(json_values)
+    return suite
+
+
+@FUZZ
+@given(data=mutated_suites())
+def test_a_mutated_suite_loads_or_fails_with_a_sentence(data):
+    from lares_kit.bench.tasks import TaskError, parse_suite
+
+    try:
+        tasks = parse_suite(data, "fuzz.yaml")
+    except TaskError as exc:
+        message = str(exc)
+        assert message.startswith("fuzz.yaml: ") and is_readable(message.split(": ", 2)[-1]), message
+        assert len(message) < 1500
+    else:
+        for task in tasks:
+            task.fingerprint()  # the saved-record key of every task that loads

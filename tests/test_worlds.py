@@ -1,13 +1,19 @@
 """World files: loading, validation errors that name the file and key path, check_home."""
 
+import json
+import os
+import resource
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
+from malformed import WORLD, world_cases
 
 from lares_kit import WorldError, check_home, load_world
-from lares_kit.worlds import world_paths
+from lares_kit.datafiles import DuplicateKeyWarning
+from lares_kit.worlds import read_yaml, world_paths
 
 GOOD = """
 id: tiny
@@ -153,3 +159,200 @@ def test_top_level_key_path_has_no_leading_dot(tmp_path):
     with pytest.raises(WorldError) as caught:
         load_world(path)
     assert caught.value.key_path == "name"
+
+
+# ------------------------------------------------------------------ malformed files (tests/malformed.py)
+# Every class of failure a file can have, several ways each, built here: the `lares` command must answer each
+# with one sentence on stderr naming the file (exit 2), within 5 s and 200 MB, and load_world with a WorldError.
+CASES = world_cases()
+MEMORY = 200 * 2**20
+
+
+def _limited() -> None:  # runs in the child before it starts Python
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_lares_worlds_check_answers_a_malformed_file_in_one_line(tmp_path, case):
+    path = tmp_path / "world.yaml"
+    path.write_bytes(case.data)
+    out = subprocess.run([sys.executable, "-m", "lares_kit.cli", "worlds", "check", str(path)], capture_output=True,
+                         text=True, timeout=5, preexec_fn=_limited)
+    assert out.returncode == 2, out.stderr[-2000:]
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"lares: {path}: "), out.stderr[-2000:]
+    assert len(lines[0]) < 1500  # the file's contents are quoted a little, never whole
+    for words in case.words:
+        assert words in lines[0], lines[0]
+    assert out.stdout == ""  # not "ok"
+
+
+@pytest.mark.slow
+def test_load_world_raises_world_error_for_every_malformed_file(tmp_path):
+    paths = []
+    for n, case in enumerate(CASES):
+        paths.append(tmp_path / f"case{n}.yaml")
+        paths[-1].write_bytes(case.data)
+    script = textwrap.dedent("""
+        import json, sys
+        from lares_kit import WorldError, load_world
+        for path in sys.argv[1:]:
+            try:
+                load_world(path)
+                print(json.dumps(["loaded", path]))
+            except WorldError as exc:
+                print(json.dumps(["WorldError", str(exc)]))
+    """)
+    out = subprocess.run([sys.executable, "-c", script, *map(str, paths)], capture_output=True, text=True,
+                         timeout=5 * len(paths), preexec_fn=_limited)
+    assert out.returncode == 0, out.stderr[-3000:]  # any other exception is a traceback and exit 1
+    answers = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(answers) == len(CASES)
+    for case, path, (kind, message) in zip(CASES, paths, answers):
+        assert kind == "WorldError" and message.startswith(f"{path}: "), (case.name, message[:300])
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if len(c.data) < 100_000], ids=lambda c: c.name)
+def test_a_small_malformed_file_names_the_key_in_process(tmp_path, case):
+    path = tmp_path / "world.yaml"
+    path.write_bytes(case.data)
+    with pytest.raises(WorldError) as caught:
+        load_world(path)
+    for words in case.words:
+        assert words in str(caught.value)
+
+
+def test_the_corpus_is_built_on_a_world_that_loads(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(WORLD)
+    assert check_home(path) == []
+
+
+@pytest.mark.parametrize("text, key", [
+    ("id: tiny\nid: other\n", "id"),
+    (GOOD.replace("{id: b, exits: [a]}", "{id: b, exits: [a], exits: [a]}"), "rooms[1].exits"),
+    (GOOD.replace("state: {on: false}", "state: {on: false, on: true}"), "devices[0].state.on"),
+    ('{"id": "tiny", "rooms": [{"id": "a", "id": "b"}]}', "rooms[0].id"),
+    ('{"id": "tiny", "id": "tiny"}', "id"),
+])
+def test_a_key_written_twice_is_a_warning_naming_where(tmp_path, text, key):
+    path = tmp_path / "twice.yaml"
+    path.write_text(text)
+    with pytest.warns(DuplicateKeyWarning) as caught:
+        try:
+            load_world(path)
+        except WorldError:
+            pass  # some of these are not whole worlds: only the warning matters here
+    assert any(str(w.message).startswith(f"{path}: {key}: the key ") for w in caught), [str(w.message) for w in caught]
+
+
+def test_the_lares_command_prints_a_twice_written_key_as_one_warning_line(tmp_path):
+    path = tmp_path / "twice.yaml"
+    path.write_text(GOOD.replace("id: tiny", "id: tiny\nname: Tiny\nname: Tiny home"))
+    out = subprocess.run([sys.executable, "-m", "lares_kit.cli", "worlds", "check", str(path)], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and out.stdout == f"{path}: ok\n"
+    assert out.stderr == (f"lares: warning: {path}: name: the key 'name' is written twice; "
+                          "the later value is used\n")
+
+
+def test_the_reader_gives_what_pyyaml_gives_for_every_shipped_file():
+    import yaml
+
+    from lares_kit.datafiles import YamlLoader, read_data_file
+
+    shipped = [*world_paths().values(), *sorted((Path(__file__).parent.parent / "worlds" / "tasks").glob("*.yaml"))]
+    for path in shipped:
+        assert read_data_file(path) == yaml.load(path.read_text(encoding="utf-8"), Loader=YamlLoader), path
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("name: 2024-02-30", {"name": "2024-02-30"}),  # YAML 1.2: dates are text (1.1 would fail on this one)
+    ("at: 2026-11-28 09:14:00", {"at": "2026-11-28 09:14:00"}),
+    ("on: yes", {"on": "yes"}),  # only true/false are booleans
+    ("base: &b {on: false, level: 3}\nlamp: {<<: *b, level: 5}", {"base": {"on": False, "level": 3},
+                                                                  "lamp": {"on": False, "level": 5}}),
+    ("a: &a [1, 2]\nb: [*a, *a]", {"a": [1, 2], "b": [[1, 2], [1, 2]]}),
+    ("big: 9223372036854775807", {"big": 2**63 - 1}),
+])
+def test_plain_yaml_reads_as_plain_data(text, expected):
+    assert read_yaml(text) == expected
+
+
+def test_an_alias_is_a_copy_not_the_same_object():
+    # Shared objects would let a change to one device's state change another's.
+    data = read_yaml("x-off: &off {on: false}\ndevices: [{state: *off}, {state: *off}]")
+    first, second = (d["state"] for d in data["devices"])
+    first["on"] = True
+    assert second == {"on": False} and data["x-off"] == {"on": False}
+
+
+def test_aliases_under_the_limits_are_fine_and_over_them_are_not():
+    from lares_kit.datafiles import MAX_VALUES
+
+    wide = "x: &x [" + ", ".join(["a"] * 1000) + "]\n"
+    read_yaml(wide + "y: [" + ", ".join(["*x"] * 400) + "]")  # 400,000 values: a lot, but allowed
+    with pytest.raises(WorldError, match=f"more than {MAX_VALUES:,} values once its aliases"):
+        read_yaml(wide + "y: [" + ", ".join(["*x"] * 600) + "]")
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("x" * 5000 + ".yaml", "not a file that can be read"),  # the system refuses the name: no OSError traceback
+    ("worlds.yaml", "this is a folder"),
+    ("no-such-world.yaml", "file not found"),
+])
+def test_a_path_that_is_not_a_readable_file_is_one_sentence(tmp_path, monkeypatch, name, expected):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "worlds.yaml").mkdir()
+    with pytest.raises(WorldError, match=expected) as caught:
+        load_world(name)
+    assert len(str(caught.value)) < 1000
+
+
+def test_a_world_file_that_cannot_be_read_says_so(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    path = tmp_path / "locked.yaml"
+    path.write_text(GOOD)
+    path.chmod(0)
+    with pytest.raises(WorldError, match="cannot be read"):
+        load_world(path)
+
+
+# ------------------------------------------------------------------ a world too big for any prompt
+def test_a_world_too_big_for_the_prompt_is_refused_before_anything_is_sent(monkeypatch):
+    import lares_kit.knowledge as knowledge
+    from lares_kit.agents import run_agent
+
+    sent = []
+
+    class Recording:
+        """A client that must never be called."""
+
+        def __init__(self):
+            self.chat = self
+            self.completions = self
+
+        def create(self, **request):
+            sent.append(request)
+            raise AssertionError("the prompt was sent")
+
+    home = load_world("lares-home")
+    tokens = len(home.render_knowledge("json")) // 4
+    monkeypatch.setattr(knowledge, "PROMPT_TOKENS_AT_MOST", tokens - 1)  # this home is now "too big"
+    with pytest.raises(knowledge.PromptTooBig, match=r"about [\d,]+ tokens in the 'full' format.*'retrieval'"):
+        run_agent("turn on the light in the kitchen", home, client=Recording(), model="offline")
+    assert sent == []
+    monkeypatch.setattr(knowledge, "PROMPT_TOKENS_AT_MOST", tokens)  # exactly fits: runs
+    run_agent("turn on the light in the kitchen", load_world("lares-home"), model="offline")
+
+
+def test_lares_run_says_a_world_is_too_big_for_the_prompt_and_exits_2(monkeypatch, capsys):
+    import lares_kit.knowledge as knowledge
+    from lares_kit.cli import main
+
+    monkeypatch.setattr(knowledge, "PROMPT_TOKENS_AT_MOST", 100)
+    assert main(["run", "turn on the light in the kitchen", "--world", "lares-home"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "so nothing was sent" in err[0] and "--knowledge-format retrieval" in err[0]

@@ -15,18 +15,23 @@ widget). Running again with the same ``runs`` folder skips the episodes
 already there, unless their task changed since (its fingerprint) or the episode
 ended in an error (the model unreachable, a 500 after the retries): a resumed
 run re-runs only what failed. Records are written atomically
-(:mod:`lares_kit.atomic`), so a killed run leaves no half-written file.
+(:mod:`lares_kit.atomic`), so a killed run leaves no half-written file --
+only, perhaps, a temporary ``.<name>.json.*.tmp``, which the next run removes.
+
+A saved record is data on disk, and is not trusted (:mod:`lares_kit.bench.records`):
+one that cannot be used is run again, and said so in :attr:`BenchRun.notes`
+and as a :class:`~lares_kit.errors.LaresWarning`.
 
 Summaries and plots are :mod:`lares_kit.bench.report`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,12 +39,15 @@ from typing import Any
 
 from ..atomic import write_json_atomic
 from ..episode import Episode
+from ..errors import LaresWarning
 from ..home import Home
 from ..worlds import load_world
 from ..monitor import Monitor
 from .checks import Outcome, run_checks
 from .events import play_events
 from .oracle import oracle_steps
+from .records import (clean_temporary, load_episode, load_records, prepare_runs, read_record, record_problem,
+                      saved_record, warn_unusable)
 from .scene import set_stage
 from .tasks import Task
 
@@ -50,6 +58,8 @@ __all__ = [
     "Job",
     "load_episode",
     "load_records",
+    "read_record",
+    "record_problem",
     "run_bench",
     "run_job",
 ]
@@ -85,6 +95,9 @@ class BenchRun:
     seconds: float = 0.0  # wall time of this run (resumed episodes cost nothing)
     resumed: int = 0  # how many records came from the runs folder
     summary: dict[str, Any] = field(default_factory=dict)
+    # What the run had to work around in the runs folder, as sentences: records that could not be
+    # used (and were run again), records that could not be saved, temporary files removed.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def results(self) -> list[dict[str, Any]]:
@@ -175,19 +188,16 @@ def _progress(total: int) -> Any:
     return tqdm(total=total, desc="bench", unit="episode", file=sys.stderr, **off)
 
 
-def _saved(job: Job, runs: Path | None) -> dict[str, Any] | None:
-    # A finished record of the same task definition, or None (missing, unreadable, stale).
-    if runs is None or not job.path(runs).is_file():
+def _saved(job: Job, runs: Path | None, notes: list[str]) -> dict[str, Any] | None:
+    # A finished record of the same task definition, or None (missing, stale, an error to retry, unusable).
+    if runs is None:
         return None
-    try:
-        record = json.loads(job.path(runs).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    if record.get("fingerprint") != job.task.fingerprint():
-        return None
-    # An episode the model or the network broke (record["error"] set) is run again; a task the
-    # agent simply failed is a result, and is kept.
-    return None if record.get("error") else record
+    return saved_record(job.path(runs), job.task.fingerprint(), _identity(job), notes)
+
+
+def _identity(job: Job) -> dict[str, Any]:
+    # What a record of this job must say about itself
+    return {"task": job.task.id, "agent": job.agent, "model": job.model, "seed": job.seed, "knowledge": job.knowledge}
 
 
 def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_AGENTS,
@@ -218,12 +228,21 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
     runs = Path(runs) if runs is not None else None
     jobs = [Job(task, agent, model, seed, knowledge) for agent in agents for model in models
             for task in tasks for seed in range(seeds)]
+    notes: list[str] = []
+    if runs is not None:
+        prepare_runs(runs)
+        removed = clean_temporary({job.path(runs).parent for job in jobs}, time.time())
+        if removed:
+            notes.append(f"removed {removed} temporary file(s) a stopped run left in {runs}")
     worlds = {w: load_world(w) for w in dict.fromkeys(t.world for t in tasks)}
     # The oracle depends on the seed only when the task shuffles its items.
     oracles = {(t.id, s): oracle_steps(t, worlds[t.world], s) for t in tasks
                for s in (range(seeds) if t.setup.shuffle else [0])}
 
-    records: list[dict[str, Any] | None] = [_saved(job, runs) for job in jobs]
+    unusable: list[str] = []
+    records: list[dict[str, Any] | None] = [_saved(job, runs, unusable) for job in jobs]
+    warn_unusable(unusable)
+    notes += unusable
     resumed = sum(r is not None for r in records)
     oracle_of = [oracles[(j.task.id, j.seed if j.task.setup.shuffle else 0)] for j in jobs]
     # Longest first, so no long search starts last and runs alone: the oracle's
@@ -238,20 +257,13 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
             i = futures[future]
             records[i] = future.result()
             if runs is not None:  # atomically: a kill mid-write leaves the old file or none, never half
-                write_json_atomic(jobs[i].path(runs), records[i])
+                try:
+                    write_json_atomic(jobs[i].path(runs), records[i])
+                except OSError as exc:  # a full disk, a folder where the file should be: keep the result in memory
+                    note = (f"{jobs[i].path(runs)}: cannot be saved ({exc.strerror or type(exc).__name__}); "
+                            "its result is in this run only")
+                    notes.append(note)
+                    warnings.warn(note, LaresWarning, stacklevel=2)
             bar.update(1)
     done = [r for r in records if r is not None]
-    return BenchRun(done, runs, time.perf_counter() - start, resumed, summarize(done))
-
-
-def load_records(runs: str | Path) -> list[dict[str, Any]]:
-    """Every episode record saved under a runs folder, sorted by path."""
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(runs).rglob("*.json"))]
-
-
-def load_episode(path: str | Path) -> Episode:
-    """The Episode inside one saved record, for ``print()`` or ``SearchReplay``."""
-    record = json.loads(Path(path).read_text(encoding="utf-8"))
-    if record.get("episode") is None:
-        raise ValueError(f"{path}: this episode did not run ({record.get('error')})")
-    return Episode.from_dict(record["episode"])
+    return BenchRun(done, runs, time.perf_counter() - start, resumed, summarize(done), notes)

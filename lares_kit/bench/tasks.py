@@ -22,10 +22,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ..errors import LaresError
-from ..worlds import WORLD_DIRS, WorldError, load_world, read_yaml
+from ..datafiles import path_kind, read_data_file
+from ..errors import DataFileError, brief
+from ..worlds import WORLD_DIRS, WorldError, load_world
 from .events import parse_events
 from .validate import Validator
 
@@ -53,12 +52,8 @@ CATEGORIES = ("direct", "multi-device", "search", "clarification", "infeasible",
               "personalization", "intent-resolution", "device-resolution", "persistence", "command-chaining")
 
 
-class TaskError(LaresError, ValueError):
+class TaskError(DataFileError):
     """A task file is not valid. ``str()`` names the file, the key path and what was expected."""
-
-    def __init__(self, source: str, key_path: str, message: str) -> None:
-        self.source, self.key_path, self.message = source, key_path, message
-        super().__init__(f"{source}: {key_path}: {message}" if key_path else f"{source}: {message}")
 
 
 @dataclass
@@ -190,20 +185,17 @@ def load_suite(id_or_path: str | os.PathLike) -> list[Task]:
     """
     text = str(id_or_path)
     path = Path(text)
-    if not (text.endswith((".yaml", ".yml")) or path.is_file()):
+    kind = path_kind(path)
+    if not (text.endswith((".yaml", ".yml")) or kind == "file"):
         known = suite_paths()
         if text not in known:
             raise TaskError(text, "", "no task suite with this id or path; known suites: " + ", ".join(sorted(known)))
-        path = known[text]
-    if not path.is_file():
-        raise TaskError(text, "", "file not found")
-    try:
-        data = read_yaml(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:  # say where, without a traceback
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
-        raise TaskError(str(path), "", f"not valid YAML at {where}: {getattr(exc, 'problem', exc)}") from None
-    return parse_suite(data, source=str(path), suite=path.stem)
+        path, kind = known[text], path_kind(known[text])
+    if kind != "file":
+        raise TaskError(text, "", {"folder": "this is a folder, not a task suite file",
+                                   "missing": "file not found"}.get(kind, "not a file that can be read"))
+    # read_data_file: size, encoding, YAML aliases and nesting within limits, or a TaskError naming the file
+    return parse_suite(read_data_file(path, TaskError), source=str(path), suite=path.stem)
 
 
 def load_tasks(suites: list[str] | None = None) -> list[Task]:
@@ -219,7 +211,7 @@ def load_tasks(suites: list[str] | None = None) -> list[Task]:
     for suite in suites or list(suite_paths()):
         for task in load_suite(suite):
             if task.id in where:
-                raise TaskError(task.source, f"tasks[id={task.id}]", f"duplicate task id {task.id!r} "
+                raise TaskError(task.source, f"tasks[id={task.id}]", f"duplicate task id {brief(task.id)} "
                                 f"(already in {where[task.id]})")
             where[task.id] = task.source
             tasks.append(task)
@@ -240,9 +232,9 @@ ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 def _unknown_keys(v: Validator, entry: dict[str, Any], allowed: set[str], key: str) -> None:
     for name in entry:
         if name not in allowed:
-            close = difflib.get_close_matches(str(name), sorted(allowed), n=1)
+            close = difflib.get_close_matches(str(name)[:100], sorted(allowed), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(allowed))}"
-            v.fail(f"{key}.{name}" if key else str(name), f"unknown key {name!r}{hint}")
+            v.fail(v.key(key, name), f"unknown key {brief(name)}{hint}")
 
 
 def parse_suite(data: Any, source: str = "<suite>", suite: str = "suite") -> list[Task]:
@@ -267,17 +259,17 @@ def parse_suite(data: Any, source: str = "<suite>", suite: str = "suite") -> lis
         _unknown_keys(v, entry, TASK_KEYS, key)
         task_id = v.text(entry, "id", key)
         v.expect(bool(ID_PATTERN.match(task_id)), f"{key}.id", f"expected an id of lowercase letters, digits and "
-                 f"hyphens, got {task_id!r}")
-        v.expect(task_id not in ids, f"{key}.id", f"duplicate task id {task_id!r}")
+                 f"hyphens, got {brief(task_id)}")
+        v.expect(task_id not in ids, f"{key}.id", f"duplicate task id {brief(task_id)}")
         ids.add(task_id)
         world_id = v.text(entry, "world", key, default=default_world)
         try:
             home = load_world(world_id)
         except WorldError as exc:
-            raise TaskError(source, f"{key}.world", f"cannot load world {world_id!r}: {exc}") from None
+            raise TaskError(source, f"{key}.world", f"cannot load world {brief(world_id)}: {exc}") from None
         v.home = home
         category = v.text(entry, "category", key)
-        v.expect(category in CATEGORIES, f"{key}.category", f"unknown category {category!r}; "
+        v.expect(category in CATEGORIES, f"{key}.category", f"unknown category {brief(category)}; "
                  f"categories are: {', '.join(CATEGORIES)}")
         instruction = v.text(entry, "instruction", key)
         v.expect(bool(instruction.strip()), f"{key}.instruction", "expected a non-empty instruction")
@@ -303,9 +295,9 @@ def _setup(v: Validator, raw: Any, key: str) -> Setup:
     _unknown_keys(v, entry, SETUP_KEYS, key)
     shuffle = entry.get("shuffle", False)
     v.expect(isinstance(shuffle, bool), f"{key}.shuffle", "expected true or false")
-    placements = {item: v.room(room, f"{key}.placements.{item}")
+    placements = {item: v.room(room, v.key(f"{key}.placements", item))
                   for item, room in v.mapping(entry.get("placements", {}), f"{key}.placements").items()
-                  if v.item(item, f"{key}.placements.{item}")}
+                  if v.item(item, v.key(f"{key}.placements", item))}
     states = v.device_states(entry.get("states", {}), f"{key}.states", settable_only=False)
     robot = v.room(entry["robot"], f"{key}.robot") if "robot" in entry else None
     return Setup(shuffle, placements, states, robot, v.text(entry, "time_of_day", key, default=None),
@@ -321,7 +313,7 @@ def _memory(v: Validator, raw: Any, key: str) -> dict[str, Any] | None:
     _unknown_keys(v, entry, {"preferences", "turns"}, key)
     prefs = v.mapping(entry.get("preferences", {}), f"{key}.preferences")
     for name, value in prefs.items():
-        v.expect(isinstance(value, (bool, int, float, str)), f"{key}.preferences.{name}",
+        v.expect(isinstance(value, (bool, int, float, str)), v.key(f"{key}.preferences", name),
                  "expected a value: true/false, a number or a word")
     turns = []
     for n, turn in enumerate(v.list(entry.get("turns", []), f"{key}.turns")):
@@ -364,7 +356,7 @@ def _expect(v: Validator, raw: Any, key: str) -> Expect:
     out = Expect(states=v.device_states(entry.get("states", {}), f"{key}.states", settable_only=True))
     for n, pattern in enumerate(v.list(entry.get("allow_changes", []), f"{key}.allow_changes")):
         v.expect(isinstance(pattern, str) and bool(v.devices_matching(pattern)), f"{key}.allow_changes[{n}]",
-                 f"{pattern!r} matches no device in world {v.home.id!r}")
+                 f"{brief(pattern)} matches no device in world {v.home.id!r}")
         out.allow_changes.append(pattern)
     fires = entry.get("fires")
     v.expect(fires is None or (isinstance(fires, int) and not isinstance(fires, bool) and fires >= 0), f"{key}.fires",
@@ -395,14 +387,14 @@ def _expect(v: Validator, raw: Any, key: str) -> Expect:
         _unknown_keys(v, rule, {"tool", "arguments"}, rule_key)
         args = v.mapping(rule.get("arguments", {}), f"{rule_key}.arguments")
         out.forbidden.append(Forbidden(v.regex(v.text(rule, "tool", rule_key), f"{rule_key}.tool"),
-                                       {str(k): v.regex(_pattern_text(a), f"{rule_key}.arguments.{k}")
+                                       {str(k): v.regex(_pattern_text(a), v.key(f"{rule_key}.arguments", k))
                                         for k, a in args.items()}))
     return out
 
 
-def _pattern_text(value: Any) -> str:
+def _pattern_text(value: Any) -> Any:
     # Argument patterns are matched against the argument's JSON-ish text, so
     # `locked: false` in YAML means the regex "false".
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    return value if isinstance(value, (list, dict)) else str(value)  # a list is not a pattern: v.regex says so

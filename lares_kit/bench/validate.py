@@ -19,12 +19,22 @@ from collections.abc import Callable
 from typing import Any
 
 from ..devices import attributes_of, check_value
+from ..errors import LIST_AT_MOST, brief
 from ..home import Home
 
-__all__ = ["PLACEHOLDER", "Validator"]
+__all__ = ["PLACEHOLDER", "REGEX_AT_MOST", "Validator"]
+
+REGEX_AT_MOST = 10_000  # characters in one pattern; a longer one is a mistake, and slow to compile
 
 # {pepper.room}, {time_of_day}, {user}. A letter first, so regex counts ({2,3}) are not placeholders.
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_-]*)(\.room)?\}")
+
+
+def _names(names: Any) -> str:
+    # "a, b, c" -- at most LIST_AT_MOST of them, so a 1,000-room world's error stays one line
+    names = list(names)
+    more = len(names) - LIST_AT_MOST
+    return ", ".join(names[:LIST_AT_MOST]) + (f" and {more:,} more" if more > 0 else "")
 
 
 def _kind(value: Any) -> str:
@@ -60,6 +70,19 @@ class Validator:
         if not cond:
             self.fail(key, message)
 
+    @staticmethod
+    def key(prefix: str, name: Any) -> str:
+        """The key path of ``name`` under ``prefix``; a key that is a paragraph is cut to a few words.
+
+        Examples:
+            >>> Validator.key("tasks[0].setup.states", "oven")
+            'tasks[0].setup.states.oven'
+            >>> len(Validator.key("setup.states", "x" * 5000)) < 80
+            True
+        """
+        text = name if isinstance(name, str) and len(name) <= 40 else brief(name)
+        return f"{prefix}.{text}" if prefix else str(text)
+
     # ---------------------------------------------------------- shapes
     def mapping(self, value: Any, key: str) -> dict[str, Any]:
         self.expect(isinstance(value, dict), key, f"expected a mapping, got {_kind(value)}")
@@ -79,6 +102,8 @@ class Validator:
 
     def regex(self, pattern: Any, key: str) -> str:
         self.expect(isinstance(pattern, str) and pattern != "", key, f"expected a regular expression, got {_kind(pattern)}")
+        self.expect(len(pattern) <= REGEX_AT_MOST, key, f"a regular expression of {len(pattern):,} characters is too "
+                    f"long (at most {REGEX_AT_MOST:,})")
         try:
             re.compile(PLACEHOLDER.sub("x", pattern))
         except re.error as exc:
@@ -92,7 +117,7 @@ class Validator:
             if room:
                 self.item(name, key)
             else:
-                self.expect(name in self.context, key, f"unknown placeholder {match.group(0)!r}; use {{<item>.room}}, "
+                self.expect(name in self.context, key, f"unknown placeholder {brief(match.group(0))}; use {{<item>.room}}, "
                             "{time_of_day} or {user}")
                 self.expect(self.context[name], key, f"{match.group(0)} needs setup.{name}")
         return text
@@ -100,18 +125,18 @@ class Validator:
     # ---------------------------------------------------------- the world
     def room(self, room: Any, key: str) -> str:
         self.expect(isinstance(room, str) and room in self.home.graph, key,
-                    f"unknown room {room!r}; rooms are: {', '.join(self.home.graph.nodes)}")
+                    f"unknown room {brief(room)}; rooms are: {_names(self.home.graph.nodes)}")
         return room
 
     def item(self, item: Any, key: str) -> str:
         self.expect(isinstance(item, str) and item in self.home.items, key,
-                    f"no movable item {item!r} in world {self.home.id!r}; items are: {', '.join(self.home.items)}")
+                    f"no movable item {brief(item)} in world {self.home.id!r}; items are: {_names(self.home.items)}")
         return item
 
     def place(self, place: Any, key: str) -> str:
         """A room id, or an item id standing for the room the item is in."""
         self.expect(isinstance(place, str) and (place in self.home.graph or place in self.home.items), key,
-                    f"{place!r} is neither a room nor a movable item of world {self.home.id!r}")
+                    f"{brief(place)} is neither a room nor a movable item of world {self.home.id!r}")
         return place
 
     def devices_matching(self, pattern: str) -> list[str]:
@@ -121,20 +146,20 @@ class Validator:
         """device id -> attribute -> value; expected states may also be ``{min: x, max: y}``."""
         out: dict[str, dict[str, Any]] = {}
         for dev_id, attrs in self.mapping(raw, key).items():
-            dev_key = f"{key}.{dev_id}"
+            dev_key = self.key(key, dev_id)
             dev = self.home.devices.get(dev_id)
             if dev is None:
-                self.fail(dev_key, f"no device {dev_id!r} in world {self.home.id!r}; devices are: "
-                          f"{', '.join(self.home.devices)}")
+                self.fail(dev_key, f"no device {brief(dev_id)} in world {self.home.id!r}; devices are: "
+                          f"{_names(self.home.devices)}")
             specs = attributes_of(dev.type, dev.capabilities)
             out[dev_id] = {}
             for attr, value in self.mapping(attrs, dev_key).items():
-                attr_key = f"{dev_key}.{attr}"
+                attr_key = self.key(dev_key, attr)
                 spec = specs.get(attr)
                 usable = spec is not None and not (settable_only and spec.read_only)
                 if not usable and not (not settable_only and attr in dev.state):
                     settable = [n for n, s in specs.items() if not s.read_only]
-                    self.fail(attr_key, f"{attr!r} is not a setting of {dev.type} {dev_id!r}; it has: "
+                    self.fail(attr_key, f"{brief(attr)} is not a setting of {dev.type} {dev_id!r}; it has: "
                               f"{', '.join(settable) or 'none'}")
                 out[dev_id][attr] = self._value(spec, value, attr_key, ranges=settable_only)
         return out
@@ -148,5 +173,5 @@ class Validator:
             self.expect(isinstance(value, (bool, int, float, str)), key, f"expected a value, got {_kind(value)}")
             return value
         checked, allowed = check_value(spec, value)
-        self.expect(allowed is None, key, f"{value!r} is not valid here; use {allowed}")
+        self.expect(allowed is None, key, f"{brief(value)} is not valid here; use {allowed}")
         return checked

@@ -1,0 +1,231 @@
+"""Saved episode records: reading them back without trusting them.
+
+:mod:`lares_kit.bench.runner` saves one JSON record per episode under the
+runs folder and, run again, resumes from them. A record is data on disk: a
+kill, a full disk, a hand edit or a copied folder can leave anything there --
+not JSON, not UTF-8, ``[]``, a key missing or of the wrong kind, an episode
+that does not rebuild, the record of another episode. :func:`saved_record`
+turns each of those into a sentence (the episode is then run again), never
+into a traceback; :func:`clean_temporary` removes the temporary files a
+stopped run leaves behind (:mod:`lares_kit.atomic` writes ``.<name>.json.<random>.tmp``
+and renames it).
+
+This module reads and checks records; running episodes is the runner's.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..datafiles import parse_json, path_kind, read_text_file
+from ..episode import Episode
+from ..errors import DataFileError, LaresError, LaresWarning, brief, clip
+
+__all__ = ["RECORD_TYPES", "STALE_TMP_SECONDS", "clean_temporary", "load_episode", "load_records", "prepare_runs",
+           "read_record", "record_problem", "saved_record", "warn_unusable"]
+
+# The kind of value each key of a record holds; record_problem checks them all. A record may hold more keys.
+RECORD_TYPES: dict[str, tuple[type, ...]] = {
+    "task": (str,), "world": (str,), "category": (str,), "agent": (str,), "model": (str,), "success": (bool,),
+    "steps": (int,), "oracle_steps": (int,), "llm_calls": (int,), "prompt_tokens": (int,),
+    "completion_tokens": (int,), "seconds": (int, float), "error": (str, type(None)), "seed": (int,),
+    "knowledge": (str,), "fingerprint": (str,), "checks": (list,), "episode": (dict, type(None)),
+}
+STALE_TMP_SECONDS = 60  # a temporary record this old was left by a stopped run (a write takes milliseconds)
+WARN_AT_MOST = 10  # unusable records warned about one by one; the rest in one line
+
+
+def record_problem(record: Any, identity: dict[str, Any] | None = None) -> str | None:
+    """Why a saved record cannot be used, or None when it can.
+
+    ``identity``: what the record must say about itself (task, agent, model,
+    seed, knowledge), so a record copied from another episode is not taken
+    for this one.
+
+    Examples:
+        >>> record_problem([])
+        'it holds a list, not an episode record'
+        >>> record_problem({"task": "lh-kitchen-on"})
+        "the key 'world' is missing"
+    """
+    if not isinstance(record, dict):
+        return f"it holds {_a(record)}, not an episode record"
+    for key, kinds in RECORD_TYPES.items():
+        if key not in record:
+            return f"the key {key!r} is missing"
+        value = record[key]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            return f"{key!r} holds {_a(value)}, {brief(value)}"
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not (math.isfinite(value) and value >= 0):
+            return f"{key!r} holds {brief(value)}, not a count"
+    for n, check in enumerate(record["checks"]):
+        if not (isinstance(check, dict) and isinstance(check.get("kind"), str) and isinstance(check.get("passed"), bool)
+                and isinstance(check.get("reason", ""), str)):
+            return f"checks[{n}] is not a check verdict ({{kind, passed, reason}})"
+    for key, value in (identity or {}).items():
+        if record[key] != value:
+            return f"it is the record of another episode ({key} {brief(record[key])}, not {brief(value)})"
+    if record["episode"] is None:
+        return None if record["error"] else "it has neither an episode nor an error"
+    try:
+        # Rebuilt and used once, as a replay would: a field of the wrong kind fails here, not later in a
+        # widget. Anything may be wrong in a file, so any exception means "unusable".
+        episode = Episode.from_dict(record["episode"])
+        episode.transcript()
+        episode.to_run_json()
+    except Exception as exc:  # noqa: BLE001
+        return f"its episode cannot be rebuilt ({type(exc).__name__})"
+    return None
+
+
+def _a(value: Any) -> str:
+    return {type(None): "null", bool: "true/false", int: "a number", float: "a number", str: "text", list: "a list",
+            dict: "a mapping"}.get(type(value), type(value).__name__)
+
+
+def read_record(path: str | Path) -> dict[str, Any]:
+    """One saved record, checked with :func:`record_problem`; a DataFileError naming the file if it is unusable.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> bad = pathlib.Path(tempfile.mkdtemp()) / "t-s0-latest.json"
+        >>> _ = bad.write_bytes(b"\\xff\\xfe[]")
+        >>> read_record(bad)
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.DataFileError: .../t-s0-latest.json: not UTF-8 text: byte 0xff on line 1 cannot be read; save the file as UTF-8
+    """
+    source = str(path)
+    record = parse_json(read_text_file(path), source, strict=True)
+    problem = record_problem(record)
+    if problem:
+        raise DataFileError(source, "", problem)
+    return record
+
+
+def saved_record(path: Path, fingerprint: str, identity: dict[str, Any], notes: list[str]) -> dict[str, Any] | None:
+    """The record at ``path`` if a resumed run may keep it, else None (the episode runs again).
+
+    None without a word when there is no record, its task changed since (the
+    ``fingerprint``) or it ended in an error worth retrying; None with a
+    sentence appended to ``notes`` when the file cannot be used.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> empty = pathlib.Path(tempfile.mkdtemp()) / "t-s0-latest.json"
+        >>> _ = empty.write_text("[]")
+        >>> notes = []
+        >>> saved_record(empty, "abc", {"task": "t"}, notes), notes
+        (None, ['.../t-s0-latest.json: it holds a list, not an episode record; the episode is run again'])
+    """
+    kind = path_kind(path)
+    if kind == "missing":
+        return None
+    try:
+        if kind != "file":
+            raise DataFileError(str(path), "", "this is not a file")
+        record = parse_json(read_text_file(path), str(path), strict=True)
+        if isinstance(record, dict) and record.get("fingerprint") != fingerprint:
+            return None  # the task changed since: not a problem, a reason to run it again
+        problem = record_problem(record, identity)
+        if problem:
+            raise DataFileError(str(path), "", problem)
+    except DataFileError as exc:
+        notes.append(f"{exc}; the episode is run again")
+        return None
+    # An episode the model or the network broke (record["error"] set) is run again; a task the
+    # agent simply failed is a result, and is kept.
+    return None if record["error"] else record
+
+
+def prepare_runs(runs: Path) -> None:
+    """Make the runs folder, or say in a sentence why it cannot be one -- before any episode runs.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> taken = pathlib.Path(tempfile.mkdtemp()) / "results.txt"
+        >>> _ = taken.write_text("mine")
+        >>> prepare_runs(taken)
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: the runs folder .../results.txt is a file; name a folder for the episode records (a new one is made)
+    """
+    kind = path_kind(runs)
+    if kind not in ("folder", "missing"):
+        raise LaresError(f"the runs folder {clip(str(runs), 300)} is {'a file' if kind == 'file' else 'not a folder'}; "
+                         "name a folder for the episode records (a new one is made)")
+    try:
+        runs.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where a parent folder should be, no permission
+        raise LaresError(f"cannot make the runs folder {clip(str(runs), 300)} ({exc.strerror or type(exc).__name__}); "
+                         "name a folder that can be written") from None
+
+
+def clean_temporary(folders: Iterable[Path], now: float) -> int:
+    """Remove the temporary records a stopped run left in ``folders``; return how many.
+
+    Only files older than :data:`STALE_TMP_SECONDS` at ``now`` (seconds since
+    the epoch): a younger one may be another run's write in progress.
+
+    Examples:
+        >>> import os, tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> left = folder / ".t-s0-latest.json.k3x9.tmp"
+        >>> _ = left.write_text('{"task": ')
+        >>> os.utime(left, (1000, 1000))
+        >>> clean_temporary([folder], now=1030), clean_temporary([folder], now=5000), left.exists()
+        (0, 1, False)
+    """
+    removed = 0
+    for folder in folders:
+        if path_kind(folder) != "folder":
+            continue
+        for path in folder.iterdir():
+            name = path.name
+            if not (name.startswith(".") and name.endswith(".tmp") and ".json." in name):
+                continue
+            try:
+                if path.is_file() and now - path.stat().st_mtime > STALE_TMP_SECONDS:
+                    path.unlink()
+                    removed += 1
+            except OSError:
+                pass  # gone already (another run cleaned it), or not ours to remove
+    return removed
+
+
+def warn_unusable(notes: list[str]) -> None:
+    """A :class:`~lares_kit.errors.LaresWarning` for each unusable record (the first ten, then how many more)."""
+    for note in notes[:WARN_AT_MOST]:
+        warnings.warn(note, LaresWarning, stacklevel=3)
+    if len(notes) > WARN_AT_MOST:
+        warnings.warn(f"{len(notes) - WARN_AT_MOST} more saved records could not be used and are run again "
+                      "(BenchRun.notes lists them)", LaresWarning, stacklevel=3)
+
+
+def load_records(runs: str | Path) -> list[dict[str, Any]]:
+    """Every usable episode record saved under a runs folder, sorted by path; unusable files are warned about.
+
+    Examples:
+        >>> import tempfile
+        >>> load_records(tempfile.mkdtemp())
+        []
+    """
+    records = []
+    for path in sorted(Path(runs).rglob("*.json")):
+        try:
+            records.append(read_record(path))
+        except DataFileError as exc:
+            warnings.warn(f"{exc}; left out", LaresWarning, stacklevel=2)
+    return records
+
+
+def load_episode(path: str | Path) -> Episode:
+    """The Episode inside one saved record, for ``print()`` or ``SearchReplay``."""
+    record = read_record(path)
+    if record["episode"] is None:
+        raise DataFileError(str(path), "", f"this episode did not run ({brief(record['error'])})")
+    return Episode.from_dict(record["episode"])
