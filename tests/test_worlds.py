@@ -260,7 +260,8 @@ def test_the_lares_command_prints_a_twice_written_key_as_one_warning_line(tmp_pa
 def test_the_reader_gives_what_pyyaml_gives_for_every_shipped_file():
     import yaml
 
-    from lares_kit.datafiles import YamlLoader, read_data_file
+    from lares_kit.datafiles import read_data_file
+    from lares_kit.yamldata import YamlLoader
 
     shipped = [*world_paths().values(), *sorted((Path(__file__).parent.parent / "worlds" / "tasks").glob("*.yaml"))]
     for path in shipped:
