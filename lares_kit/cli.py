@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 from .errors import LaresError, plain_warnings
 
@@ -116,13 +117,15 @@ def bench_epilog() -> str:
     from .agents import AGENTS
     from .bench.runner import DEFAULT_AGENTS
     from .bench.tasks import suite_paths
-    from .worlds import read_yaml
+    from .datafiles import read_data_file
 
     lines = ["suites (--suite ID, from worlds/tasks/):"]
     for suite, path in sorted(suite_paths().items()):
         try:  # only counted here; a broken file is reported when a run loads it
-            data = read_yaml(path.read_text(encoding="utf-8"))
-            count, about = len(data["tasks"]), str(data.get("description", ""))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a key written twice is for the run to say
+                data = read_data_file(path)  # within the readers' limits: a huge or hostile file cannot hang -h
+            count, about = len(data["tasks"]), str(data.get("description", ""))[:200]
         except Exception:  # noqa: BLE001 (help must print whatever a suite file holds)
             count, about = "?", "(cannot be read; lares bench --suite " + suite + " says why)"
         lines.append(f"  {suite:<16} {count:>4} tasks  {about}")
