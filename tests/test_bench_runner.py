@@ -255,9 +255,13 @@ def test_lares_bench_resumes_past_broken_records_with_one_warning_line_each(tmp_
 def test_load_records_leaves_out_what_it_cannot_read(tmp_path):
     _first_run(tmp_path)
     (tmp_path / "stray.json").write_bytes(b"\xff")
-    with pytest.warns(LaresWarning, match=r"stray.json: not UTF-8 text.*; left out"):
+    (tmp_path / "list.json").write_bytes(b"[1, 2]")
+    with pytest.warns(LaresWarning) as caught:
         records = load_records(tmp_path)
     assert [r["task"] for r in records] == [ONE[0].id]
+    assert sorted(str(w.message).split(": ", 1)[1] for w in caught) == [
+        "it holds a list, not an episode record; left out",
+        "not UTF-8 text: byte 0xff on line 1 cannot be read; save the file as UTF-8; left out"]
 
 
 @pytest.mark.parametrize("data, words", [

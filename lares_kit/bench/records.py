@@ -207,19 +207,28 @@ def warn_unusable(notes: list[str]) -> None:
 
 
 def load_records(runs: str | Path) -> list[dict[str, Any]]:
-    """Every usable episode record saved under a runs folder, sorted by path; unusable files are warned about.
+    """Every JSON object saved under a runs folder, sorted by path; a file that is not one is warned about.
+
+    For reading results into a table: unlike a resumed run, it keeps records
+    whatever keys they hold (:func:`record_problem` says which a run would redo).
 
     Examples:
-        >>> import tempfile
-        >>> load_records(tempfile.mkdtemp())
-        []
+        >>> import tempfile, pathlib
+        >>> runs = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (runs / "a-s0-latest.json").write_text('{"task": "a", "success": true}')
+        >>> load_records(runs)
+        [{'task': 'a', 'success': True}]
     """
     records = []
     for path in sorted(Path(runs).rglob("*.json")):
         try:
-            records.append(read_record(path))
+            record = parse_json(read_text_file(path), str(path), strict=True)
+            if not isinstance(record, dict):
+                raise DataFileError(str(path), "", f"it holds {_a(record)}, not an episode record")
         except DataFileError as exc:
             warnings.warn(f"{exc}; left out", LaresWarning, stacklevel=2)
+            continue
+        records.append(record)
     return records
 
 
