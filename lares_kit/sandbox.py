@@ -65,6 +65,7 @@ import subprocess
 import sys
 import time
 import tokenize
+import warnings
 import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -234,7 +235,9 @@ def check_condition(code: str, limits: Limits | None = None) -> CheckedCondition
                              f"{limits.max_code_chars}: a few lines that read devices and compare.")
     _check_text(code)
     try:
-        tree = ast.parse(code, "<condition>")
+        with warnings.catch_warnings():  # "invalid decimal literal" and the like: the checker says what matters
+            warnings.simplefilter("ignore")
+            tree = ast.parse(code, "<condition>")
     except SyntaxError as exc:
         where = f"Line {exc.lineno}: " if exc.lineno else ""
         raise ConditionError(f"{where}{exc.msg}. A condition looks like:\n{EXAMPLE}") from None
@@ -907,7 +910,9 @@ def _compile(checked: CheckedCondition, limits: Limits) -> _Loaded:
 
     names = {"__builtins__": {}, "get": get, "state": state, **_guards(limits, meter)}
     try:
-        code = compile(checked.tree, "<condition>", "exec")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            code = compile(checked.tree, "<condition>", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise ConditionError(f"The condition could not be compiled: {_clip(str(exc), 120)}.") from None
     exec(code, names)  # defines the function, nothing else: the checker allows one def and no decorators

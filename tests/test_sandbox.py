@@ -494,3 +494,15 @@ def test_both_modes_read_the_same_copy_of_unusual_values():
             box.load("same", code)
         assert inline.evaluate(states)["same"].value is True
         assert worker.evaluate(states)["same"].value is True
+
+
+def test_checking_prints_no_python_warnings():
+    # "invalid decimal literal" and similar SyntaxWarnings would land on a learner's stderr.
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert run_condition("def f():\n    return (1if True else 0) == 1", STATES) is True
+        with pytest.raises(ConditionError):
+            check_condition("def f():\n    return 0x1for")
+    assert caught == []
