@@ -311,14 +311,15 @@ def test_a_path_that_is_not_a_readable_file_is_one_sentence(tmp_path, monkeypatc
     assert len(str(caught.value)) < 1000
 
 
-def test_a_world_file_that_cannot_be_read_says_so(tmp_path):
-    if os.geteuid() == 0:
-        pytest.skip("root reads every file")
-    path = tmp_path / "locked.yaml"
-    path.write_text(GOOD)
-    path.chmod(0)
-    with pytest.raises(WorldError, match="cannot be read"):
+def test_a_pipe_named_like_a_world_file_is_refused_not_waited_on(tmp_path):
+    path = tmp_path / "pipe.yaml"
+    os.mkfifo(path)  # opening it to read would wait for a writer for ever
+    with pytest.raises(WorldError, match="pipe.yaml: not a file that can be read"):
         load_world(path)
+    from lares_kit.bench.tasks import TaskError, load_suite
+
+    with pytest.raises(TaskError, match="not a file that can be read"):  # the suite loader the same way
+        load_suite(path)
 
 
 # ------------------------------------------------------------------ a world too big for any prompt
