@@ -58,7 +58,7 @@ class PageUser:
 
     Examples:
         >>> import threading
-        >>> user = PageUser(show=lambda question: threading.Timer(0.01, user.answer, ["Yes, sunny."]).start())
+        >>> user = PageUser(show=lambda question: threading.Thread(target=user.answer, args=["Yes, sunny."]).start())
         >>> user.ask("Is it daytime?")
         'Yes, sunny.'
     """
