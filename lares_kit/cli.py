@@ -44,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--person", default=None,
                      help="who is talking: a resident of the world (sage-home: amal, dmitriy); sage and react "
                           "read it, other agents with --memory")
+    run.add_argument("--source", default=None, metavar="NAME",
+                     help="who gives the instruction: owner (default), guest, letterbox... -- the world's safety "
+                          "policy trusts only the sources it lists as trusted (shared-house, townhouse)")
+    run.add_argument("--time-of-day", default=None, metavar="TIME",
+                     help="when it is said, for the safety policy and the poller's clock: 04:00, 4am, 23:30:00, night...")
     run.add_argument("--knowledge", choices=["latest", "initial", "none"], default="latest")
     run.add_argument("--knowledge-format", choices=["full", "compact", "overview", "retrieval"], default=None,
                      help="how the home is written into the prompt (default: the agent's own; notebook 16)")

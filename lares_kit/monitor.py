@@ -26,6 +26,14 @@ What a condition may contain, and how it is kept from harming anything, is
 :mod:`lares_kit.sandbox`. This module does not run agents: an :class:`Action`
 carries an instruction and a callback the caller supplies (the SAGE agent
 plugs its own loop in there).
+
+**Who asked, and when it runs.** A condition keeps the ``source`` of the
+instruction that registered it (the Toolbox passes its own to the tools), and
+each :class:`Firing` carries it with the time on the poller's clock: whoever
+runs the action judges it as *that* source at *that* time
+(:mod:`lares_kit.safety`), never as whoever happened to set the poller up. A
+condition registered with no source is untrusted. The clock starts at the
+home's time of day when it has one (a task's ``setup.time_of_day``), else 08:00.
 """
 
 from __future__ import annotations
@@ -81,6 +89,7 @@ class Firing:
     owner: str | None
     result: Any = None
     error: str | None = None
+    source: str | None = None  # who gave the instruction that registered the condition: the action runs as them
 
 
 @dataclass
@@ -113,6 +122,7 @@ class Condition:
     errors: int = 0  # failures in a row
     last_error: str | None = None
     fired: int = 0
+    source: str | None = None  # who registered it ("owner", "letterbox"...; None: unknown, so untrusted)
 
 
 @dataclass
@@ -158,7 +168,7 @@ class Monitor:
                  on_fire: Callable[[Firing], Any] | None = None, max_errors: int = 3,
                  isolation: str = "auto", limits: Limits | None = None) -> None:
         self.home = home
-        self.clock = clock or SimClock()
+        self.clock = clock or SimClock(_start_of_day(home))
         self.interval = interval
         self.on_fire = on_fire
         self.max_errors = max_errors
@@ -173,7 +183,7 @@ class Monitor:
 
     # ------------------------------------------------------------ registering
     def register(self, code: str, action: Action | None = None, description: str = "",
-                 owner: str | None = None) -> str:
+                 owner: str | None = None, source: str | None = None) -> str:
         """Check, load and test-run a condition; return its id (the function's name, made unique).
 
         Raises :class:`~lares_kit.sandbox.ConditionError` with sentences saying
@@ -181,7 +191,8 @@ class Monitor:
         test run. The test run's value is where edges start from, so a fridge
         already open when the command is given fires at the *next* opening.
         A refused condition is also kept in ``refused``, with the reason, so a
-        transcript can show what the sandbox turned away.
+        transcript can show what the sandbox turned away. ``source`` is who gave
+        the instruction: its actions will run as that source.
         """
         try:
             checked = check_condition(code, self.sandbox.limits)  # checked once: the sandbox reuses it
@@ -201,7 +212,7 @@ class Monitor:
             self.refused.append((code, str(exc)))
             raise
         condition = Condition(condition_id, code, description, owner, self.clock.now, checked.reads, action,
-                              value=outcome.value)
+                              value=outcome.value, source=source)
         self.conditions[condition_id] = condition
         self.timeline.append(Check(self.clock.now, self.clock.seconds, condition_id, outcome.value))
         return condition_id
@@ -271,7 +282,8 @@ class Monitor:
         action = condition.action
         check.fired = True
         condition.fired += 1
-        firing = Firing(self.clock.now, condition.id, action.instruction, condition.description, condition.owner)
+        firing = Firing(self.clock.now, condition.id, action.instruction, condition.description, condition.owner,
+                        source=condition.source)
         callback = action.callback or self.on_fire
         if callback is not None:
             try:
@@ -339,6 +351,19 @@ class Monitor:
 
 
 # ---------------------------------------------------------------------- tools
+def _start_of_day(home: Home) -> datetime:
+    """Where the poller's clock starts: the home's time of day ("23:50", "4am", "evening") if it has one, else 08:00."""
+    from .times import TimeError, minutes_of_day
+
+    start = datetime(2024, 1, 1, 8, 0)
+    when = home.extra.get("time_of_day")
+    try:
+        minute = minutes_of_day(when) if when else None
+    except TimeError:
+        minute = None  # the safety gate says what is wrong with it
+    return start if minute is None else start.replace(hour=minute // 60, minute=minute % 60)
+
+
 def _need(monitor: Monitor | None) -> Monitor:
     if monitor is None:
         raise ToolError("Persistent commands are not available here: this Toolbox has no monitor "
@@ -346,7 +371,7 @@ def _need(monitor: Monitor | None) -> Monitor:
     return monitor
 
 
-def create_condition(monitor: Monitor, code: str, description: str) -> str:
+def create_condition(monitor: Monitor, code: str, description: str, source: str | None = None) -> str:
     """Write a condition to watch for, as a Python function with no arguments that returns True or False. It is checked and test-run now; use its id with notify_on_condition. Read devices only with get(device_id, attribute) and state(device_id); use comparisons, and/or/not, if/return, assignments, + - * /, abs, min, max, round, len, any, all, int, float, str, bool. No imports, loops, attribute access or names starting with _.
 
     Args:
@@ -355,7 +380,7 @@ def create_condition(monitor: Monitor, code: str, description: str) -> str:
     """
     monitor = _need(monitor)
     try:
-        condition_id = monitor.register(code, None, description)
+        condition_id = monitor.register(code, None, description, source=source)  # source: the Toolbox's
     except ConditionError as exc:
         raise ToolError(str(exc)) from None
     value = monitor.conditions[condition_id].value
@@ -363,7 +388,7 @@ def create_condition(monitor: Monitor, code: str, description: str) -> str:
             f"Call notify_on_condition with condition_id {condition_id!r} to act when it turns True.")
 
 
-def notify_on_condition(monitor: Monitor, condition_id: str, instruction: str) -> str:
+def notify_on_condition(monitor: Monitor, condition_id: str, instruction: str, source: str | None = None) -> str:
     """Run an instruction as a new command each time a condition turns from False to True (not while it stays True).
 
     Args:
@@ -371,6 +396,13 @@ def notify_on_condition(monitor: Monitor, condition_id: str, instruction: str) -
         instruction: The command to carry out then, e.g. "turn on the dining room light".
     """
     monitor = _need(monitor)
+    registered = monitor.conditions.get(condition_id)
+    if registered is not None and registered.source != source:
+        # The action runs as the condition's source: someone else's instruction must not borrow it.
+        who = registered.source or "an unknown source"
+        raise ToolError(f"Condition {condition_id!r} was set up on an instruction from {who}, and this one comes "
+                        f"from {source or 'an unknown source'}: only the same source can attach an action to it. "
+                        "Create a new condition with create_condition.")
     try:
         condition = monitor.notify(condition_id, Action(instruction))
     except ConditionError as exc:

@@ -8,8 +8,8 @@ exact JSON schema. A missing type hint or an undocumented argument is a
 :class:`SchemaError` when the schema is built -- never a silent ``"string"``.
 
 Parameters named in :data:`INJECTED` (``home``, ``user``, ``memory``,
-``monitor``) are supplied by the toolkit when the tool runs and are not shown
-to the model.
+``monitor``, ``source``) are supplied by the toolkit when the tool runs and
+are not shown to the model (``source``: who gave the instruction).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ LightId = NewType("LightId", str)
 DeviceId = NewType("DeviceId", str)
 ToolName = NewType("ToolName", str)
 
-INJECTED = ("home", "user", "memory", "monitor")
+INJECTED = ("home", "user", "memory", "monitor", "source")
 
 
 class SchemaError(TypeError):

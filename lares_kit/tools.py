@@ -383,7 +383,8 @@ class Toolbox:
                 return Observation(name, args, verdict.text, ok=False)
         before = self.home.version
         self.home.tick()
-        injected = {"home": self.home, "user": self.user, "memory": self.memory, "monitor": self.monitor}
+        injected = {"home": self.home, "user": self.user, "memory": self.memory, "monitor": self.monitor,
+                    "source": self.source}
         params = inspect.signature(fn).parameters
         try:
             text = fn(**{k: v for k, v in injected.items() if k in params}, **args)

@@ -160,14 +160,15 @@ def run_agent(
 
         tools = list(tools if tools is not None else default_tools(home))
         tools.insert(max(0, len(tools) - 2), get_live_context)  # before ask_user and halt
+    source = "owner" if source is None else source  # "" is a source nobody trusts, not the owner
     toolbox = Toolbox(home, tools=tools, user=Listener(user if user is not None else NoUser()), memory=memory,
-                      monitor=monitor, source=source or "owner", id_enums=use_id_enums(home, knowledge_format))
+                      monitor=monitor, source=source, id_enums=use_id_enums(home, knowledge_format))
     # The offline model reads "You are talking to <name>." to know whose "my office" this is.
     goal = GOAL_PROMPT + (f" You are talking to {memory.user}." if memory is not None and memory.user else "")
-    if source and source != "owner":  # said to the model too; the policy is enforced in the Toolbox regardless
-        goal += f" This instruction comes from {source}, not from the owner of the home."
+    if source != "owner":  # said to the model too; the policy is enforced in the Toolbox regardless
+        goal += f" This instruction comes from {source.strip() or 'an unknown source'}, not from the owner of the home."
     episode = Episode.start(instruction, home, agent=agent, model=name, knowledge=knowledge, max_steps=steps,
-                            system_prompt=ROLE_PROMPT, goal_prompt=goal, source=source or "owner",
+                            system_prompt=ROLE_PROMPT, goal_prompt=goal, source=source,
                             knowledge_format=knowledge_format)
     executor_name = executor_model or os.environ.get("LARES_EXECUTOR_MODEL") or name
     if executor_client is None and executor_name != name:

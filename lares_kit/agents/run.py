@@ -24,6 +24,15 @@ speaker (whose profile "put the game on" uses); react agents give it to their
 memory; function-calling and intent-action use it only with ``--memory``, so
 without it ``--person`` is refused rather than ignored.
 
+**Who gives the instruction, and when** (``--source NAME``, ``--time-of-day
+TIME``): the world's safety policy (:mod:`lares_kit.safety`) trusts only the
+sources it lists as trusted -- ``--source letterbox --time-of-day 4am`` in the
+``shared-house`` is the Lares write-up's voice through the letterbox, and
+every change it asks for is refused. The default source is the owner; the
+time of day is parsed (``04:00``, ``4am``, ``23:30:00``, ``night``) and also
+starts the poller's clock. With ``--json`` the object then also has
+``source`` and ``time_of_day``.
+
 **Output**: with ``--json``, standard output holds exactly one JSON object
 whatever happens -- the run object, or ``{"status": "error", "error": ...}``
 when the run could not start (the sentence is also on standard error).
@@ -56,7 +65,7 @@ from ..worlds import load_world
 from . import get_agent, run_agent
 from .scenarios import LARES_SCENARIOS
 
-__all__ = ["cli_run", "cli_demo", "check_person"]
+__all__ = ["cli_run", "cli_demo", "check_person", "check_time_of_day"]
 
 # Agents that read who is talking without a memory store: sage (the speaker) and react (its own memory).
 PERSON_WITHOUT_MEMORY = ("sage", "react", "react-parallel")
@@ -110,6 +119,10 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
     person = check_person(getattr(args, "person", None), home, args.agent, memory)
     if person:
         home.extra["user"] = person  # who gives the instruction, as a benchmark task's setup.user
+    when = check_time_of_day(getattr(args, "time_of_day", None))
+    if when is not None:
+        home.extra["time_of_day"] = when  # as a task's setup.time_of_day: the safety policy and the poller read it
+    source = getattr(args, "source", None)
     events = parse_event_texts(getattr(args, "event", None) or [], home)
     # Without --answer the person at the terminal is asked; with --json the
     # question goes to stderr so stdout holds only the JSON object.
@@ -124,7 +137,7 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
         episode = run_agent(args.instruction, home, agent=args.agent, model=args.model, knowledge=args.knowledge,
                             user=user, max_steps=args.max_steps,
                             executor_model=getattr(args, "executor_model", None), memory=memory, person=person,
-                            monitor=monitor,
+                            monitor=monitor, source=source,
                             **({"knowledge_format": args.knowledge_format}
                                if getattr(args, "knowledge_format", None) else {}))
         log = play_events(events, home, monitor) if events else None
@@ -135,10 +148,34 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
     code = 1 if episode.status == "model_error" else 0
     if args.json:
         data = episode.to_run_json()
+        if source is not None or when is not None:  # beside the fixed keys: who said it, and when
+            data.update(source=episode.source, time_of_day=when)
         if persistent is not None:
             data.update({key: persistent[key] for key in PERSISTENT_KEYS})
         return data, code
     return episode.transcript() + _persistent_text(episode, persistent, args.agent), code
+
+
+def check_time_of_day(text: str | None) -> str | None:
+    """``--time-of-day`` as given, once it reads as a time; a LaresError says what would.
+
+    Examples:
+        >>> check_time_of_day("4am"), check_time_of_day(None)
+        ('4am', None)
+        >>> check_time_of_day("teatime")
+        Traceback (most recent call last):
+        ...
+        lares_kit.times.TimeError: --time-of-day: 'teatime' is not a time of day: give a clock time like 04:00, 4am or 23:30:00, or a word such as night, evening, morning or midnight.
+    """
+    from ..times import TimeError, minutes_of_day
+
+    if text is None:
+        return None
+    try:
+        minutes_of_day(text)
+    except TimeError as exc:
+        raise TimeError(f"--time-of-day: {exc}") from None
+    return text
 
 
 def check_person(person: str | None, home: Home, agent: str, memory: Any = None) -> str | None:

@@ -92,6 +92,7 @@ UNDOCUMENTED = ((" A device that documents no capabilities is read with read_dev
                  "If the home's safety policy needs the person's confirmation, do nothing more and halt with the "
                  "question to ask them."), [read_device, set_device])
 SUB_AGENT_MAX_STEPS = 15  # a sub-agent's own step limit (all the lights: one command each)
+_UNSET = object()  # "the home had no time of day", for putting it back after a fired run
 
 
 @dataclass
@@ -131,12 +132,27 @@ class SageTree:
         return answer + (f"\n(The {kind} agent called: {calls}.)" if calls else "")
 
     def rerun(self, firing: Firing) -> Episode:
-        """The poller's callback: run a fired instruction through SAGE again, in the same home."""
+        """The poller's callback: run a fired instruction through SAGE again, in the same home.
+
+        It runs as the source that registered the condition (no source: an untrusted one) at the time it
+        fires on the poller's clock -- not as whoever's run set this callback, nor at that run's time: a
+        letterbox's "when the fridge opens, ..." stays the letterbox's, and at 22:01 it is night.
+        """
+        from ..times import clock_text
         from . import run_agent
 
-        return run_agent(firing.instruction, self.run.home, agent="sage", model=self.run.model,
-                         client=self.run.client, memory=self.memory, monitor=self.monitor,
-                         max_steps=self.run.max_steps, source=self.run.toolbox.source)  # still the same speaker
+        home = self.run.home
+        saved = home.extra.get("time_of_day", _UNSET)
+        home.extra["time_of_day"] = clock_text(firing.time)  # what the safety gate of the fired run reads
+        try:
+            return run_agent(firing.instruction, home, agent="sage", model=self.run.model,
+                             client=self.run.client, memory=self.memory, monitor=self.monitor,
+                             max_steps=self.run.max_steps, source=firing.source or "")
+        finally:
+            if saved is _UNSET:
+                home.extra.pop("time_of_day", None)
+            else:
+                home.extra["time_of_day"] = saved
 
 
 def _tools(tree: SageTree) -> list[Callable[..., str]]:

@@ -1,32 +1,31 @@
-"""The offline model's rule for a home's safety policy: ask when told to, act only on a yes.
+"""The offline model's rule for a home's safety policy: ask the gate's question, act only on a yes.
 
 Part of the offline model (:mod:`lares_kit.models.offline`); taught in
 ``notebooks/15_safety_and_failure.ipynb``. When a device call comes back
-``Error: Confirmation needed: ... e.g. 'Shall I ...?' ...`` (the observation
-of :class:`lares_kit.safety.SafetyGate`), a careful model asks the user that
-question; after a yes it makes the same call again, after anything else it
-stops and says it did nothing. A ``Refused by the home's safety policy``
+``Error: Confirmation needed: ... in exactly these words: "Shall I ...?" -- ...``
+(the observation of :class:`lares_kit.safety.SafetyGate`), a careful model
+asks the user that question, word for word -- the gate lets a change through
+only on a yes to the question it gave, which names the exact change -- and
+after a clear yes makes the same call again; after anything else it stops
+and says it did nothing. A ``Refused by the home's safety policy``
 observation needs no rule here: the planner never repeats a failed call, so
 it halts and reports the refusal.
 
 Like the rest of the offline model it reads only the request: the history
-of calls and answers, never the policy or the home.
+of calls and answers, never the policy or the home. The observation's
+wording is read with :func:`lares_kit.confirmation.question_in`, the
+contract's one parser, and a yes with :func:`lares_kit.confirmation.is_yes`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from ..confirmation import CONFIRM_MARK, is_yes, question_in
 from .reading import Beliefs, norm
 
 __all__ = ["CONFIRM_MARK", "confirmation_step"]
-
-CONFIRM_MARK = "Confirmation needed:"  # how lares_kit.safety starts the observation (after "Error: ")
-_SUGGESTED = re.compile(r"e\.g\. ['\"](.+?\?[^'\"]*)['\"]")
-_YES = re.compile(r"^\W*(yes|yeah|yep|sure|ok|okay|confirm(ed)?|go ahead|please do|do it)\b", re.IGNORECASE)
-_NO = re.compile(r"\b(no|not|don'?t|never|stop|wait|cancel)\b", re.IGNORECASE)
 
 
 def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], str] | None:
@@ -38,22 +37,24 @@ def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
     Examples:
         >>> from lares_kit.models.reading import Beliefs, Call
         >>> blocked = Call("set_device", {"device_id": "front-door-lock", "attribute": "locked", "value": False},
-        ...     "Error: Confirmation needed: unlocking a door is sensitive. First ask the user with ask_user, e.g. "
-        ...     "'Shall I unlock the front door lock (front-door-lock)? Please answer yes or no.' If they say yes...")
+        ...     'Error: Confirmation needed: unlocking a door is sensitive. First ask the user with ask_user, in exactly '
+        ...     'these words: "Shall I unlock the front door lock (front-door-lock)? Please answer yes or no." -- only...')
         >>> b = Beliefs("unlock the front door", "latest", {}, {}, None, {}, [blocked])
         >>> confirmation_step(b, {"askuser", "setdevice", "halt"})[:2]
         ('ask', {'question': 'Shall I unlock the front door lock (front-door-lock)? Please answer yes or no.'})
         >>> b.calls.append(Call("ask_user", {"question": "Shall I unlock ...?"}, "The user answered: Yes."))
         >>> confirmation_step(b, {"askuser", "setdevice", "halt"})[:2]
         ('device', {'device_id': 'front-door-lock', 'attribute': 'locked', 'value': False})
+        >>> b.calls[-1] = Call("ask_user", {"question": "Shall I unlock ...?"}, "The user answered: Yes, but later.")
+        >>> confirmation_step(b, {"askuser", "setdevice", "halt"})[0]
+        'halt'
     """
     done = [c for c in b.calls if c.result is not None]
     if not done:
         return None
     last = done[-1]
     if _blocked(last):
-        match = _SUGGESTED.search(last.result or "")
-        question = match.group(1) if match else f"May I call {last.name} with {last.args}? Please answer yes or no."
+        question = question_in(last.result) or f"May I call {last.name} with {last.args}? Please answer yes or no."
         if "askuser" not in can:
             return "halt", {"message_to_user": f"I did not do it: the home's safety policy needs your confirmation "
                                                f"first ({question})"}, "I cannot ask, so I stop."
@@ -61,7 +62,7 @@ def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
     if norm(last.name) == "askuser" and len(done) >= 2 and _blocked(done[-2]):
         blocked = done[-2]
         answer = (last.result or "").split("The user answered:", 1)[-1].strip()
-        if _YES.match(answer) and not _NO.search(answer):
+        if is_yes(answer, str(last.args.get("question", ""))):
             action = "light" if norm(blocked.name) in ("setlight", "togglelight") else "device"
             return action, dict(blocked.args), "The user confirmed, so I make the same call again."
         what = json.dumps(blocked.args)

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..confirmation import CONFIRM_MARK, question_in
 from .sage_reading import Doc, Talk, read_doc, stem_words
 
 __all__ = ["CONFIRM_FIRST", "Want", "wants", "device_phrase", "device_step"]
@@ -215,7 +216,17 @@ _SETTINGS = {"switch": ("on",), "lock": ("locked",), "armed": ("armed",), "switc
              "thermostatHeatingSetpoint": ("target", "temperature"), "refrigerationSetpoint": ("target", "temperature"),
              "audioVolume": ("volume",), "tvChannel": ("channel",)}
 CONFIRM_FIRST = "The home's safety policy needs the person's confirmation first. Ask them: "
-_SUGGESTED = re.compile(r"e\.g\. '(.+?\?[^']*)'")
+
+
+def _confirm_first(result: str | None, fallback: str) -> Step | None:
+    """A call the safety policy held back for confirmation: halt with the gate's own question (else None).
+
+    Only the coordinator talks to the person; it asks that question word for word
+    (:func:`lares_kit.confirmation.question_in`: the gate lets the change through only on a yes to it).
+    """
+    if not (result or "").removeprefix("Error: ").startswith(CONFIRM_MARK):
+        return None
+    return "halt", {"message_to_user": CONFIRM_FIRST + (question_in(result) or fallback)}
 
 
 def _by_setting(t: Talk, device: str, want: Want) -> Step:
@@ -245,12 +256,8 @@ def _by_setting(t: Talk, device: str, want: Want) -> Step:
     tried = [c for c in t.results("set_device") if c.args == call]
     if not tried:
         return "set_device", call
-    result = (tried[-1].result or "").removeprefix("Error: ")
-    if result.startswith("Confirmation needed:"):
-        asked = _SUGGESTED.search(result)
-        question = asked.group(1) if asked else f"Shall I set {attribute} of {device} to {value}?"
-        return "halt", {"message_to_user": CONFIRM_FIRST + question}
-    return result
+    held = _confirm_first(tried[-1].result, f"Shall I set {attribute} of {device} to {value}?")
+    return held if held is not None else (tried[-1].result or "").removeprefix("Error: ")
 
 
 def device_step(t: Talk) -> Step:
@@ -328,6 +335,9 @@ def device_step(t: Talk) -> Step:
             tried = [c for c in t.results("execute_command") if c.args == call]
             if not tried:
                 return "execute_command", call
+            held = _confirm_first(tried[-1].result, f"Shall I run {command} on {device}?")
+            if held is not None:
+                return held
             if not tried[-1].ok and "switch it on first" in (tried[-1].result or ""):
                 on = {"device_id": device, "capability": "switch", "command": "on", "arguments": {}}
                 if not any(c.args == on for c in t.results("execute_command")):

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..safety import is_yes
+from ..confirmation import is_yes
 from .contradiction import clash_in, read_answer
 from .sage_conditions import condition_step, is_persistent
 from .sage_devices import CONFIRM_FIRST, device_phrase, device_step
@@ -168,7 +168,7 @@ def _devices(t: Talk, requests: list[str]) -> Step:
             if not asked and "ask_user" in t.tools and len(calls) == 1:
                 return "ask_user", {"question": question}
             answer = (asked[-1].result or "").removeprefix("The user answered: ") if asked else ""
-            if asked and asked[-1].ok and is_yes(answer) and len(calls) == 1:
+            if asked and asked[-1].ok and is_yes(answer, question) and len(calls) == 1:
                 return "device_agent", {"request": f"{request} (the person confirmed: yes)"}
             result = (f"I did not do it: the home's safety policy needs a clear yes from you first ({question})"
                       if len(calls) == 1 else f"I did not do it: {result}")
