@@ -40,6 +40,14 @@ _CLOCK = re.compile(r"^(\d{1,2})(?:\s*(?::|\.|h)\s*(\d{2})(?:\s*:\s*(\d{2})(?:\.
                     r"(am|pm|a\.m\.?|p\.m\.?|o'?clock|hours?|hrs?)?"
                     r"(?:\s+(in the morning|in the afternoon|in the evening|at night|tonight))?$")
 _MILITARY = re.compile(r"^(\d{2})(\d{2})(?:\s*(?:hours?|hrs?|h))?$")  # 0400, 2330 hours
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+          "seventeen eighteen nineteen").split()
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50}
+# "twenty five" before "twenty", so the longest number is read
+_NUMBER_WORDS = {**{f"{t} {u}": n + i for t, n in _TENS.items() for i, u in enumerate(_UNITS[1:10], 1)},
+                 **_TENS, **{u: i for i, u in enumerate(_UNITS)}}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\b")
+_PAST_TO = re.compile(r"^(half|quarter|\d{1,2})(?: minutes?)? (past|after|to|before|till?) (\d{1,2}|midnight|noon)\b")
 
 
 def _clean(text: str) -> str:
@@ -53,6 +61,20 @@ def _clean(text: str) -> str:
         text = shorter
 
 
+def _spoken(text: str) -> str:
+    # "half past three in the morning" -> "3:30 in the morning"; "four am" -> "4 am"
+    text = _NUMBER_WORD.sub(lambda m: str(_NUMBER_WORDS[m.group(1)]), text)
+    said = _PAST_TO.match(text)
+    if said is None:
+        return re.sub(r"^(\d{1,2}) (\d{2})(?=\s|$)", r"\1:\2", text)  # "four fifteen am" -> "4:15 am"
+    minutes = {"half": 30, "quarter": 15}.get(said[1]) or int(said[1])
+    hour = {"midnight": 0, "noon": 12}.get(said[3], None)
+    hour = int(said[3]) if hour is None else hour
+    if said[2] in ("to", "before", "til", "till"):
+        minutes, hour = 60 - minutes, (hour - 1 if hour > 1 else (12 if hour == 1 else 23))
+    return f"{hour}:{minutes:02d}{text[said.end():]}" if 0 < minutes < 60 else text
+
+
 def minutes_of_day(when: str | datetime | time) -> int:
     """Minutes after midnight (0-1439) for a clock time or a word; a TimeError says why not.
 
@@ -63,6 +85,8 @@ def minutes_of_day(when: str | datetime | time) -> int:
         (0, 720, 250)
         >>> minutes_of_day("late at night"), minutes_of_day("11 at night"), minutes_of_day("evening")
         (0, 1380, 1140)
+        >>> minutes_of_day("half past three in the morning"), minutes_of_day("quarter to midnight")
+        (210, 1425)
         >>> minutes_of_day("25:00")
         Traceback (most recent call last):
         ...
@@ -80,6 +104,7 @@ def minutes_of_day(when: str | datetime | time) -> int:
     for candidate in (word, word.replace(" ", "")):  # "night time" is "nighttime"
         if candidate in WORD_TIMES:
             return WORD_TIMES[candidate]
+    text = _spoken(text)
     military = _MILITARY.match(text)
     clock = _CLOCK.match(text)
     if military:

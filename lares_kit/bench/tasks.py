@@ -300,7 +300,16 @@ def _setup(v: Validator, raw: Any, key: str) -> Setup:
                   if v.item(item, v.key(f"{key}.placements", item))}
     states = v.device_states(entry.get("states", {}), f"{key}.states", settable_only=False)
     robot = v.room(entry["robot"], f"{key}.robot") if "robot" in entry else None
-    return Setup(shuffle, placements, states, robot, v.text(entry, "time_of_day", key, default=None),
+    time_of_day = v.text(entry, "time_of_day", key, default=None)
+    if time_of_day is not None and v.home is not None and "policy" in v.home.extra:
+        from ..safety import parse_policy
+        from ..times import TimeError
+
+        try:  # the safety policy reads it: a time it cannot read is said now, not in every episode's error
+            parse_policy(v.home.extra["policy"]).is_night(time_of_day)
+        except TimeError as exc:
+            v.fail(f"{key}.time_of_day", str(exc))
+    return Setup(shuffle, placements, states, robot, time_of_day,
                  v.text(entry, "user", key, default=None), _memory(v, entry.get("memory"), f"{key}.memory"),
                  source=v.text(entry, "source", key, default=None))
 
