@@ -424,13 +424,20 @@ def list_conditions(monitor: Monitor) -> str:
     return "Conditions:\n" + "\n".join(lines)
 
 
-def cancel_condition(monitor: Monitor, condition_id: str) -> str:
+def cancel_condition(monitor: Monitor, condition_id: str, source: str | None = None) -> str:
     """Stop watching a condition, so its instruction will not run again.
 
     Args:
         condition_id: The id of the condition, as list_conditions shows it.
     """
     monitor = _need(monitor)
+    registered = monitor.conditions.get(condition_id)
+    if registered is not None and registered.source != source and source != "owner":
+        # Only whoever set it up (or the owner of the home) may take it away: a note in the letterbox
+        # must not switch off the owner's "when the smoke alarm sounds, unlock the door".
+        who = registered.source or "an unknown source"
+        raise ToolError(f"Condition {condition_id!r} was set up on an instruction from {who}, and this one comes "
+                        f"from {source or 'an unknown source'}: only the same source or the owner can cancel it.")
     try:
         condition = monitor.cancel(condition_id)
     except ConditionError as exc:

@@ -31,7 +31,7 @@ from lares_kit.cli import main
 from lares_kit.device_api import DEVICE_API_TOOLS
 from lares_kit.episode import Episode
 from lares_kit.models import make_client
-from lares_kit.monitor import Action, Monitor, create_condition, notify_on_condition
+from lares_kit.monitor import Action, Monitor, cancel_condition, create_condition, notify_on_condition
 from lares_kit.safety import (
     Change,
     PolicyError,
@@ -453,6 +453,24 @@ def test_a_condition_carries_the_source_that_registered_it():
         home.update_device("fridge", {"door": "open"})
         assert [(f.instruction, f.source) for f in monitor.tick()] == [("dim the lights", "guest")]
 
+
+
+@pytest.mark.parametrize("canceller, allowed", [("letterbox", False), ("guest", False), ("", False),
+                                                 ("owner", True), ("delivery", True)])
+def test_only_its_source_or_the_owner_can_cancel_a_condition(canceller, allowed):
+    # The owner's condition cannot be taken away by another source; a source's own condition can.
+    home = load_world("sage-home")
+    tools = [create_condition, notify_on_condition, cancel_condition]
+    with Monitor(home, isolation="inline") as monitor:
+        setter = "owner" if canceller != "delivery" else "delivery"
+        box = Toolbox(home, tools=tools, monitor=monitor, source=setter)
+        code = "def smoke():\n    return get('fridge', 'door') == 'open'"
+        assert box.dispatch("create_condition", {"code": code, "description": "the fridge is open"}).ok
+        other = Toolbox(home, tools=tools, monitor=monitor, source=canceller)
+        result = other.dispatch("cancel_condition", {"condition_id": "smoke"})
+        assert result.ok is allowed and ("smoke" in monitor.conditions) is not allowed
+        if not allowed:
+            assert "only the same source or the owner" in result.text
 
 def _policy_home(time_of_day: str) -> Any:
     # The SAGE home (documented devices, so SAGE can write conditions) with the shared house's policy.
