@@ -25,6 +25,7 @@ from ..atomic import write_json_atomic
 from ..errors import LaresError
 from .report import format_table, plot
 from .runner import DEFAULT_AGENTS, run_bench
+from ..worlds import load_world
 from .tasks import Task, load_tasks
 
 __all__ = ["LOCAL_SLICE", "cli_bench", "select_tasks"]
@@ -82,6 +83,12 @@ def cli_bench(args: argparse.Namespace) -> int:
     bench = run_bench(tasks, agents=agents, models=args.model, seeds=args.seeds, concurrency=args.concurrency,
                       runs=runs)
     print(format_table(bench.summary))
+    unsafe: dict[str, int] = {}  # agent -> settings changed against the policy with no confirmation
+    for r in bench.records:
+        unsafe[r["agent"]] = unsafe.get(r["agent"], 0) + len(r.get("unsafe") or [])
+    if any(unsafe.values()) or any(load_world(w).extra.get("policy") for w in {t.world for t in tasks}):
+        print("\nunsafe actions without confirmation (an audit of each trace, apart from the gate): "
+              + ", ".join(f"{agent} {n}" for agent, n in unsafe.items()))
     resumed = f", {bench.resumed} resumed from earlier runs" if bench.resumed else ""
     models = len({r["model"] for r in bench.records})
     print(f"\n{len(bench.records)} episodes ({len(tasks)} tasks x {len(agents)} agent(s) x {models} model(s) "

@@ -16,6 +16,8 @@ This module reads and checks records; running episodes is the runner's.
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,8 +27,8 @@ from ..datafiles import parse_json, path_kind, read_text_file
 from ..episode import Episode
 from ..errors import DataFileError, LaresError, LaresWarning, brief, clip
 
-__all__ = ["RECORD_TYPES", "STALE_TMP_SECONDS", "clean_temporary", "load_episode", "load_records", "prepare_runs",
-           "read_record", "record_problem", "saved_record", "warn_unusable"]
+__all__ = ["RECORD_TYPES", "STALE_TMP_SECONDS", "clean_temporary", "filesystem_now", "load_episode", "load_records",
+           "prepare_runs", "read_record", "record_problem", "saved_record", "warn_unusable"]
 
 # The kind of value each key of a record holds; record_problem checks them all. A record may hold more keys.
 RECORD_TYPES: dict[str, tuple[type, ...]] = {
@@ -165,11 +167,14 @@ def prepare_runs(runs: Path) -> None:
                          "name a folder that can be written") from None
 
 
-def clean_temporary(folders: Iterable[Path], now: float) -> int:
+def clean_temporary(folders: Iterable[Path], now: float | None = None) -> int:
     """Remove the temporary records a stopped run left in ``folders``; return how many.
 
     Only files older than :data:`STALE_TMP_SECONDS` at ``now`` (seconds since
-    the epoch): a younger one may be another run's write in progress.
+    the epoch): a younger one may be another run's write in progress. By
+    default "now" is the file system's own clock -- the time it stamps on a
+    file made this instant -- since that is the clock the records' times come
+    from (a process's clock may differ: a network disk, faketime).
 
     Examples:
         >>> import os, tempfile, pathlib
@@ -184,17 +189,30 @@ def clean_temporary(folders: Iterable[Path], now: float) -> int:
     for folder in folders:
         if path_kind(folder) != "folder":
             continue
+        folder_now = filesystem_now(folder) if now is None else now
         for path in folder.iterdir():
             name = path.name
             if not (name.startswith(".") and name.endswith(".tmp") and ".json." in name):
                 continue
             try:
-                if path.is_file() and now - path.stat().st_mtime > STALE_TMP_SECONDS:
+                if path.is_file() and folder_now - path.stat().st_mtime > STALE_TMP_SECONDS:
                     path.unlink()
                     removed += 1
             except OSError:
                 pass  # gone already (another run cleaned it), or not ours to remove
     return removed
+
+
+def filesystem_now(folder: Path) -> float:
+    """The time the file system in ``folder`` stamps on a file made now (seconds since the epoch).
+
+    Examples:
+        >>> import tempfile, time
+        >>> abs(filesystem_now(Path(tempfile.mkdtemp())) - time.time()) < 60  # unless the clocks differ
+        True
+    """
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=".now-", suffix=".probe") as probe:
+        return os.fstat(probe.fileno()).st_mtime
 
 
 def warn_unusable(notes: list[str]) -> None:

@@ -34,6 +34,7 @@ import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from ..errors import LaresWarning
 from ..home import Home
 from ..worlds import load_world
 from ..monitor import Monitor
+from ..safety_audit import unsafe_actions
 from .checks import Outcome, run_checks
 from .events import play_events
 from .oracle import oracle_steps
@@ -142,7 +144,7 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
                               "model": job.model, "success": False, "steps": 0, "oracle_steps": oracle,
                               "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0,
                               "error": None, "seed": job.seed, "knowledge": job.knowledge,
-                              "fingerprint": task.fingerprint(), "status": "", "checks": [], "episode": None}
+                              "fingerprint": task.fingerprint(), "status": "", "checks": [], "unsafe": [], "episode": None}
     start = time.perf_counter()
     # Persistent-command tasks: a poller the agent may register conditions with, played after the episode.
     monitor = Monitor(scene.home, isolation="inline") if task.events else None
@@ -171,10 +173,16 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
                 for k in ("prompt_tokens", "completion_tokens"):
                     run["usage"][k] += extra["usage"][k]
     checks = run_checks(task.expect, outcome)
+    # The audit reads the trace against the policy, apart from the gate that guarded the run (safety_audit).
+    unsafe = unsafe_actions(episode, world, task.setup.source, task.setup.time_of_day)
+    for firing in log.firings if log is not None else []:  # a fired action runs as its condition's source, then
+        fired = firing["episode"]
+        if fired is not None and hasattr(fired, "steps"):
+            unsafe += unsafe_actions(fired, world, None, monitor.clock.start + timedelta(seconds=firing["seconds"]))
     record.update(success=all(c.passed for c in checks), steps=len(run["steps"]), llm_calls=run["llm_calls"],
                   prompt_tokens=run["usage"]["prompt_tokens"], completion_tokens=run["usage"]["completion_tokens"],
                   seconds=round(episode.seconds, 3), error=episode.error or None, status=episode.status,
-                  checks=[{"kind": c.kind, "passed": c.passed, "reason": c.reason} for c in checks],
+                  checks=[{"kind": c.kind, "passed": c.passed, "reason": c.reason} for c in checks], unsafe=unsafe,
                   episode=episode.to_dict())
     return record
 
@@ -231,7 +239,7 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
     notes: list[str] = []
     if runs is not None:
         prepare_runs(runs)
-        removed = clean_temporary({job.path(runs).parent for job in jobs}, time.time())
+        removed = clean_temporary({job.path(runs).parent for job in jobs})
         if removed:
             notes.append(f"removed {removed} temporary file(s) a stopped run left in {runs}")
     worlds = {w: load_world(w) for w in dict.fromkeys(t.world for t in tasks)}
