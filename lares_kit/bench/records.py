@@ -207,8 +207,11 @@ def filesystem_now(folder: Path) -> float:
     """The time the file system in ``folder`` stamps on a file made now (seconds since the epoch).
 
     Examples:
-        >>> import tempfile, time
-        >>> abs(filesystem_now(Path(tempfile.mkdtemp())) - time.time()) < 60  # unless the clocks differ
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> now = filesystem_now(folder)
+        >>> _ = (folder / "later.json").write_text("{}")
+        >>> now <= (folder / "later.json").stat().st_mtime  # the same clock as the files' own stamps
         True
     """
     with tempfile.NamedTemporaryFile(dir=folder, prefix=".now-", suffix=".probe") as probe:
