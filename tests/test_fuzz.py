@@ -101,21 +101,22 @@ def _paths(value, prefix=()):
 
 
 @st.composite
-def mutated_worlds(draw):
-    world = copy.deepcopy(VALID)
+def mutated(draw, valid):
+    """``valid`` with one to three values replaced by random JSON or (in a mapping) deleted."""
+    data = copy.deepcopy(valid)
     for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _paths(world) if p]
+        paths = [p for p in _paths(data) if p]
         if not paths:
             break
         path = draw(st.sampled_from(paths))
-        parent = world
+        parent = data
         for step in path[:-1]:
             parent = parent[step]
         if draw(st.booleans()) and isinstance(parent, dict):
             del parent[path[-1]]
         else:
             parent[path[-1]] = draw(json_values)
-    return world
+    return data
 
 
 def _check_loader(data) -> None:
@@ -130,7 +131,7 @@ def _check_loader(data) -> None:
 
 
 @FUZZ
-@given(data=mutated_worlds())
+@given(data=mutated(VALID))
 def test_a_mutated_world_loads_or_fails_with_a_sentence(data):
     _check_loader(data)
 
@@ -231,26 +232,8 @@ def test_the_suite_the_fuzzer_mutates_is_valid():
     assert task.setup.memory["turns"][0]["at"] == "2026-11-28 09:14" and task.expect.forbidden[0].tool == "set_light"
 
 
-@st.composite
-def mutated_suites(draw):
-    suite = copy.deepcopy(SUITE)
-    for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _paths(suite) if p]
-        if not paths:
-            break
-        path = draw(st.sampled_from(paths))
-        parent = suite
-        for step in path[:-1]:
-            parent = parent[step]
-        if draw(st.booleans()) and isinstance(parent, dict):
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = draw(json_values)
-    return suite
-
-
 @FUZZ
-@given(data=mutated_suites())
+@given(data=mutated(SUITE))
 def test_a_mutated_suite_loads_or_fails_with_a_sentence(data):
     from lares_kit.bench.tasks import TaskError, parse_suite
 
