@@ -1,0 +1,99 @@
+"""The text contracts between the home side and the models: sentences one side writes and the other reads.
+
+An agent tells the model who is speaking and where the instruction comes
+from in plain sentences; the home's safety gate refuses a call with a fixed
+opening. The offline stand-in (and any prompt-following model) reads those
+sentences back. Each marker is written and parsed here, and only here, so a
+change of wording cannot silently break the reader: the tests build each
+sentence with the writer below and read it with the parser beside it.
+
+The confirmation question the gate asks is a contract of its own, with more
+to it (the exact change, the quoting, what a yes is): :mod:`lares_kit.confirmation`.
+
+This module is a leaf: it imports nothing from lares_kit, so both the home
+side and the models can use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["REFUSED_MARK", "is_refusal", "refusal", "source_line", "speaker_in", "speaker_line"]
+
+# A call the safety policy refuses outright answers with a sentence that starts with this.
+REFUSED_MARK = "Refused by the home's safety policy"
+_SPEAKER = re.compile(r"\bYou are talking to ([A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?)\s*[.,;]")
+
+
+def refusal(reason: str) -> str:
+    """The tool result of a refused call: the marker, then why.
+
+    Args:
+        reason: Why the policy refuses, e.g. "at night no device may be unlocked".
+
+    Examples:
+        >>> refusal("at night no door may be unlocked.")
+        "Refused by the home's safety policy: at night no door may be unlocked."
+    """
+    return f"{REFUSED_MARK}: {reason}"
+
+
+def is_refusal(result: object) -> bool:
+    """True when a tool result (or an error text) is the safety policy's refusal.
+
+    Args:
+        result: A tool result; "Error: " in front of the marker is allowed.
+
+    Examples:
+        >>> is_refusal(refusal("no.")), is_refusal("Error: " + refusal("no.")), is_refusal("The door is locked.")
+        (True, True, False)
+    """
+    text = str(result)
+    return text.startswith(REFUSED_MARK) or text.startswith("Error: " + REFUSED_MARK)
+
+
+def speaker_line(person: str | None) -> str:
+    """The sentence that tells the model who is talking (" You are talking to NAME."), or "" when unknown.
+
+    Args:
+        person: The resident's id or name; empty or None when nobody is known.
+
+    Examples:
+        >>> speaker_line("amal"), speaker_line("")
+        (' You are talking to amal.', '')
+    """
+    return f" You are talking to {person}." if person else ""
+
+
+def speaker_in(text: str) -> str:
+    """Who is talking, read from a prompt that contains :func:`speaker_line`'s sentence ("" if none).
+
+    Args:
+        text: A system or goal prompt.
+
+    Examples:
+        >>> speaker_in("Carry out the request." + speaker_line("Ana Lima")), speaker_in("Carry out the request.")
+        ('Ana Lima', '')
+    """
+    found = _SPEAKER.search(text or "")
+    return found.group(1) if found else ""
+
+
+def source_line(source: str) -> str:
+    """The sentence that tells the model an instruction does not come from the owner ("" for the owner).
+
+    The policy is enforced by the gate whatever the model reads; this only
+    lets the model explain a refusal. An empty source is nobody we know.
+
+    Args:
+        source: Who gave the instruction: "owner", "guest", "letterbox", or "".
+
+    Examples:
+        >>> source_line("owner"), source_line("letterbox")
+        ('', ' This instruction comes from letterbox, not from the owner of the home.')
+        >>> source_line(" ")
+        ' This instruction comes from an unknown source, not from the owner of the home.'
+    """
+    if source == "owner":
+        return ""
+    return f" This instruction comes from {source.strip() or 'an unknown source'}, not from the owner of the home."
