@@ -46,7 +46,7 @@ _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50}
 # "twenty five" before "twenty", so the longest number is read
 _NUMBER_WORDS = {**{f"{t} {u}": n + i for t, n in _TENS.items() for i, u in enumerate(_UNITS[1:10], 1)},
                  **_TENS, **{u: i for i, u in enumerate(_UNITS)}}
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\b")
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(sorted(_NUMBER_WORDS, key=lambda w: (-len(w), w))) + r")\b")
 _PAST_TO = re.compile(r"^(half|quarter|\d{1,2})(?: minutes?)? (past|after|to|before|till?) (\d{1,2}|midnight|noon)\b")
 
 

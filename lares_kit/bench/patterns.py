@@ -36,7 +36,7 @@ _UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 _TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 # number word -> value, for words in a pattern ("two" also finds "2")
 _WORD_VALUE = {w: n for n, w in enumerate(_UNITS)} | {w: 10 * n for n, w in enumerate(_TENS) if w}
-_ANY_NUMBER_WORD = "(?:" + "|".join(sorted(_WORD_VALUE, key=len, reverse=True)) + "|hundred|thousand)"
+_ANY_NUMBER_WORD = "(?:" + "|".join(sorted(_WORD_VALUE, key=lambda w: (-len(w), w))) + "|hundred|thousand)"
 _DIGIT_WORD = "(?:one|two|three|four|five|six|seven|eight|nine)"
 # A number's words must not be the tail of a bigger number ("two" in "thirty-two", "one hundred and two").
 _NOT_A_TAIL = "".join(f"(?<!{w}[- ])" for w in (*_TENS[2:], "hundred", "thousand")) + "(?<!hundred and )"

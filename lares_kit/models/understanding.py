@@ -138,7 +138,7 @@ def _rooms_in(text: str, b: Beliefs) -> tuple[list[str], str]:
             text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
     for group in ROOM_SYNONYMS:  # "living room" for a home that calls it the lounge
         fits = {r for r, ps in _room_phrases(b).items() if ps & group}
-        for word in sorted(group, key=len, reverse=True):
+        for word in sorted(group, key=lambda w: (-len(w), w)):
             m = re.search(rf"\b{re.escape(word)}s?\b", text)
             if m and len(fits) == 1:
                 found.append((m.start(), fits.pop()))
@@ -279,7 +279,7 @@ def daytime_answer(answer: str) -> bool | None:
 def _absent_things(rest: str, b: Beliefs) -> list[str]:
     # Things people ask homes for (THING_WORDS) that are named in `rest` and no device type of this home is.
     types = {d.type for d in b.devices.values()}
-    return [w for w in sorted(THING_WORDS, key=len, reverse=True)
+    return [w for w in sorted(THING_WORDS, key=lambda w: (-len(w), w))
             if _has(rest, w) and not any(w in TYPE_WORDS.get(t, ()) or w == t for t in types)]
 
 
@@ -311,7 +311,7 @@ def missing_in_rooms(rest: str, b: Beliefs, rooms: list[str], outcome: str = ", 
     said = [(w, t) for t, ws in TYPE_WORDS.items() for w in ws if _has(rest, w)]
     if not rooms or not said or any(d.room in rooms and d.type in {t for _, t in said} for d in b.devices.values()):
         return ""
-    word = max((w for w, _ in said), key=len)
+    word = max((w for w, _ in said), key=lambda w: (len(w), w))
     word = _KIND_NOUNS.get(word, word)  # "heat up the loft" -> "no heating in the Loft"
     elsewhere = [d for d in b.devices.values() if d.type in {t for _, t in said} and d.room in b.rooms]
     names = " or ".join(f"the {b.rooms[r].name}" for r in rooms)
@@ -326,7 +326,7 @@ def missing_in_rooms(rest: str, b: Beliefs, rooms: list[str], outcome: str = ", 
 
 def _unknown_mention(rest: str, b: Beliefs, devices: list[Dev], rooms: list[str]) -> str:
     present = {p for ps in _room_phrases(b).values() for p in ps}
-    for word in sorted(ROOM_WORDS, key=len, reverse=True):
+    for word in sorted(ROOM_WORDS, key=lambda w: (-len(w), w)):
         if _has(rest, word) and word not in present:
             names = ", ".join(r.name for r in b.rooms.values())
             return f"There is no {word} in this home, so I did nothing. The rooms are: {names}."
