@@ -242,10 +242,10 @@ def test_the_monitor_keeps_what_the_sandbox_refused():
 def test_a_refused_condition_is_shown_with_the_sandbox_verdict(capsys, monkeypatch):
     import functools
 
-    from lares_kit import sandbox
+    from lares_kit.sandbox import host
 
     # A sandbox that allows only 20 characters of code refuses the condition agent's fridge condition.
-    monkeypatch.setattr(sandbox, "Limits", functools.partial(sandbox.Limits, max_code_chars=20))
+    monkeypatch.setattr(host, "Limits", functools.partial(host.Limits, max_code_chars=20))
     assert main(["run", FRIDGE, *SAGE, "--event", "30s fridge door=open"]) == 0
     out = capsys.readouterr().out
     assert "~ Persistent commands: 0 registered" in out and "  a condition the sandbox refused:" in out

@@ -238,7 +238,7 @@ HEAVY = ("def heavy_{n}():\n    if get('fridge', 'door') == 'closed':\n        r
 
 def test_register_checks_the_code_once(home, monkeypatch):
     import lares_kit.monitor as monitor_module
-    import lares_kit.sandbox as sandbox_module
+    import lares_kit.sandbox.host as sandbox_module  # where the Sandbox finds check_condition
 
     calls = []
     real = sandbox_module.check_condition

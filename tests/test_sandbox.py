@@ -6,7 +6,9 @@ running (a guard or an OS limit). Both isolation modes are run.
 """
 
 import ast
+import dataclasses
 import datetime
+import json
 import math
 import os
 import re
@@ -18,16 +20,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-import lares_kit.sandbox as sandbox_module
+import lares_kit
 from lares_kit.sandbox import (
     ConditionError,
     Limits,
+    Outcome,
     Sandbox,
     check_condition,
+    checker,
     run_condition,
+    running,
 )
 
-CORPUS = Path(sandbox_module.__file__).parent / "data" / "sandbox_attacks.yaml"
+CORPUS = Path(lares_kit.__file__).parent / "data" / "sandbox_attacks.yaml"
 ATTACKS = yaml.safe_load(CORPUS.read_text(encoding="utf-8"))
 STATES = {"fridge": {"door": "open", "temperature": 4, "setpoint": 4},
           "dining-light": {"on": False}, "kitchen-light": {"on": True, "brightness": 80}}
@@ -213,14 +218,31 @@ def test_a_worker_that_dies_is_reported_and_restarted():
 
 def test_memory_limit_stops_a_huge_allocation_in_the_jail():
     # The jail on its own (without the checker): RLIMIT_AS turns a 2 GB allocation into MemoryError.
-    folder = str(Path(sandbox_module.__file__).parent)
-    script = ("import sys; sys.path.insert(0, sys.argv[1]); import sandbox\n"
-              "print(sandbox._jail(sandbox.Limits()))\n"
+    folder = str(Path(lares_kit.__file__).parent)  # the sandbox package is standard library only
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); from sandbox import Limits, worker\n"
+              "print(worker._jail(Limits()))\n"
               "try:\n    x = bytearray(2 * 10**9)\nexcept MemoryError:\n    print('MemoryError')\n")
     done = subprocess.run([sys.executable, "-I", "-S", "-c", script, folder], capture_output=True, text=True,
                           timeout=30, check=False)
     assert "RLIMIT_AS=268435456" in done.stdout
     assert "MemoryError" in done.stdout
+
+
+def test_the_worker_imports_only_the_standard_library():
+    # The worker's interpreter sees no site-packages and never runs lares_kit/__init__.py: it loads
+    # the sandbox's own modules and the standard library, nothing else.
+    worker = Path(lares_kit.__file__).parent / "sandbox" / "worker.py"
+    load = json.dumps({"op": "load", "id": "f", "code": "def f():\n    return True"}) + "\n"
+    done = subprocess.run([sys.executable, "-I", "-S", "-B", "-X", "importtime", str(worker), "--worker",
+                           json.dumps(dataclasses.asdict(Limits()))], input=load, capture_output=True, text=True,
+                          timeout=30, check=False)
+    assert done.returncode == 0 and done.stdout.splitlines()[1] == '{"ok": true}', done.stderr[-500:]
+    imported = [line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+    ours = {name for name in imported if name.startswith("lares_sandbox.")}
+    assert ours == {f"lares_sandbox.{m}" for m in ("limits", "guards", "checker", "running")}
+    # org.python.core: copy.py looks for Jython's module and does not find it.
+    allowed = {*sys.stdlib_module_names, "lares_sandbox", "org"}
+    assert [name for name in imported[1:] if name.split(".")[0] not in allowed] == []  # [0]: the table's header
 
 
 def test_worker_is_jailed_and_gets_no_secrets(monkeypatch):
@@ -319,13 +341,13 @@ LARGEST_LEGAL = {
 @pytest.mark.parametrize("code", LARGEST_LEGAL.values(), ids=list(LARGEST_LEGAL))
 def test_checking_folds_each_node_once(code, monkeypatch):
     folded = []
-    fold = sandbox_module._Folding._fold
+    fold = checker._Folding._fold
 
     def counted(self, node):
         folded.append(id(node))
         return fold(self, node)
 
-    monkeypatch.setattr(sandbox_module._Folding, "_fold", counted)
+    monkeypatch.setattr(checker._Folding, "_fold", counted)
     assert len(code) <= Limits().max_code_chars
     check_condition(code)
     assert len(folded) == len(set(folded))  # no node twice: the work grows with the code, not its square
@@ -368,7 +390,7 @@ def test_a_heavy_legal_condition_is_stopped_at_its_step_budget(code, isolation):
     heavy = outcomes["heavy"]
     assert heavy.value is None and heavy.steps == Limits().max_steps
     assert re.match(r"Line \d+: it needs more than 1,000,000 steps, the budget of one condition", heavy.error)
-    assert outcomes["light"] == sandbox_module.Outcome(True, None, outcomes["light"].steps)
+    assert outcomes["light"] == Outcome(True, None, outcomes["light"].steps)
     assert 0 < outcomes["light"].steps < 100
 
 
@@ -383,7 +405,7 @@ def test_steps_are_counted_the_same_in_both_modes():
 def test_every_isolation_mode_stops_a_condition_at_its_time_budget(isolation):
     # Steps left unbounded, so only the clock can stop it; the steps it did show it was cut short.
     code = HEAVY["a comparison chain over long lists"]
-    needs = sandbox_module._run(sandbox_module._compile(check_condition(code), Limits(max_steps=10**12)), STATES)
+    needs = running._run(running._compile(check_condition(code), Limits(max_steps=10**12)), STATES)
     assert needs.value is True and needs.steps > 2_000_000
     with Sandbox(Limits(max_steps=10**12, time_seconds=0.001), isolation=isolation) as box:
         box.load("heavy", code)
