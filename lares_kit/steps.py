@@ -14,11 +14,17 @@ Each record is a small dataclass a notebook can show as it is:
 * :class:`Thought` and :class:`Action` -- the ReAct agent's Thought and a
   call made from its Action (a ToolCall that reads "Action / Observation").
 
-Every step has the ``turn`` it belongs to (1 for the first model turn).
+Every step has the ``turn`` it belongs to (1 for the first model turn), and
+renders itself in the three forms the toolkit shows: :meth:`render` (its lines
+in a terminal transcript, :meth:`lares_kit.episode.Episode.transcript`),
+:meth:`render_html` (its entry in the app's transcript list) and
+:meth:`render_line` (one line of plain text, as the app's picture lists it).
+A new kind of step is shown everywhere once it has those three.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import textwrap
 from dataclasses import asdict, dataclass, field
@@ -34,8 +40,41 @@ def _wrap(label: str, text: str, mark: str = "  ") -> list[str]:
     return textwrap.wrap(text, width=100, initial_indent=head, subsequent_indent=" " * len(head)) or [head]
 
 
+_e = html.escape
+_RED = "color:#b00020"  # failed calls and errors, in the app's transcript
+
+
+class _Shown:
+    """What every step shares: its HTML entry around its own body, and its plain-data form.
+
+    A step class defines ``kind``, ``turn``, ``render`` (transcript lines),
+    ``_html_body`` (the entry's HTML after the turn number) and
+    ``render_line``.
+    """
+
+    kind: ClassVar[str]
+    turn: int
+
+    def _html_body(self) -> str:
+        raise NotImplementedError
+
+    def render_html(self) -> str:
+        """The step as one entry of the app's transcript list: an ``<li>`` marked with its kind and turn.
+
+        Examples:
+            >>> Intent("The kitchen is dark.", "set_light").render_html()
+            '<li class="lares-step" data-kind="intent" data-turn="0"><b class="lares-turn">0</b> <i>thinks</i> The kitchen is dark. &rarr; <b>set_light</b></li>'
+        """
+        return (f'<li class="lares-step" data-kind="{self.kind}" data-turn="{self.turn}">'
+                f'<b class="lares-turn">{self.turn}</b> {self._html_body()}</li>')
+
+    def to_dict(self) -> dict[str, Any]:
+        """The step as JSON-ready data, its ``kind`` first (:func:`step_from_dict` reads it back)."""
+        return {"kind": self.kind, **asdict(self)}  # type: ignore[call-overload]
+
+
 @dataclass
-class Intent:
+class Intent(_Shown):
     """The intent step's decision: call ``function`` next, because ``reasoning``.
 
     Examples:
@@ -54,14 +93,24 @@ class Intent:
         return f"I have decided to call {self.function} because: {self.reasoning}"
 
     def render(self, mark: str = "  ") -> list[str]:
+        """The step's lines in a transcript; ``mark`` (the turn number, or blanks) starts the first."""
         return _wrap("thinks", f"{self.reasoning} -> {self.function}", mark)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self)}
+    def _html_body(self) -> str:
+        return f"<i>thinks</i> {_e(self.reasoning)} &rarr; <b>{_e(self.function)}</b>"
+
+    def render_line(self) -> str:
+        """One line of plain text, its turn first.
+
+        Examples:
+            >>> Intent("The kitchen is dark.", "set_light", turn=1).render_line()
+            '1 thinks The kitchen is dark. -> set_light'
+        """
+        return f"{self.turn} thinks {self.reasoning} -> {self.function}"
 
 
 @dataclass
-class ToolCall:
+class ToolCall(_Shown):
     """One tool call and its observation.
 
     ``result`` is the tool message content exactly as the model reads it
@@ -102,12 +151,23 @@ class ToolCall:
         return f"{self.tool}(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in self.arguments.items()) + ")"
 
     def render(self, mark: str = "  ") -> list[str]:
+        """The step's lines in a transcript; ``mark`` (the turn number, or blanks) starts the first."""
         lines = _wrap("says", self.text, mark) if self.text else []
         lines += _wrap("calls", self.call_text, "  " if lines else mark)
         return lines + _wrap("result", self.result)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self)}
+    def _html_body(self) -> str:
+        colour = "" if self.ok else f' style="{_RED}"'
+        return f"<code>{_e(self.call_text)}</code><br><span{colour}>{_e(self.result)}</span>"
+
+    def render_line(self) -> str:
+        """One line of plain text, its turn first.
+
+        Examples:
+            >>> ToolCall("look_with_robot", {}, "The robot sees a bed.", turn=2).render_line()
+            '2 look_with_robot() -> The robot sees a bed.'
+        """
+        return f"{self.turn} {self.call_text} -> {self.result}"
 
 
 @dataclass
@@ -121,9 +181,25 @@ class Question(ToolCall):
     def question(self) -> str:
         return str((self.arguments or {}).get("question", self.raw_arguments))
 
+    @property
+    def answer_text(self) -> str:
+        """The answer as shown: ``"(no answer)"`` when there was none."""
+        return self.answer if self.answer is not None else "(no answer)"
+
     def render(self, mark: str = "  ") -> list[str]:
-        answer = self.answer if self.answer is not None else "(no answer)"
-        return _wrap("asks", self.question, mark) + _wrap("answer", answer)
+        return _wrap("asks", self.question, mark) + _wrap("answer", self.answer_text)
+
+    def _html_body(self) -> str:
+        return f"<i>asks</i> {_e(self.question)}<br><i>answer</i> {_e(self.answer_text)}"
+
+    def render_line(self) -> str:
+        """One line of plain text, its turn first.
+
+        Examples:
+            >>> Question("ask_user", {"question": "Is it daytime?"}, "No.", answer="No.", turn=1).render_line()
+            '1 asks Is it daytime? -- answer: No.'
+        """
+        return f"{self.turn} asks {self.question} -- answer: {self.answer_text}"
 
 
 @dataclass
@@ -139,9 +215,15 @@ class Final(ToolCall):
     def render(self, mark: str = "  ") -> list[str]:
         return _wrap("halts", self.message, mark)
 
+    def _html_body(self) -> str:
+        return f"<i>halts</i> <b>{_e(self.message)}</b>"
+
+    def render_line(self) -> str:
+        return f"{self.turn} halts: {self.message}"
+
 
 @dataclass
-class Error:
+class Error(_Shown):
     """A model reply the loop could not use; ``reply`` is any text the model sent."""
 
     message: str
@@ -150,21 +232,33 @@ class Error:
     kind: ClassVar[str] = "error"
 
     def render(self, mark: str = "  ") -> list[str]:
+        """The step's lines in a transcript; ``mark`` (the turn number, or blanks) starts the first."""
         if not self.reply:
             return _wrap("error", self.message, mark)
         return _wrap("says", self.reply, mark) + _wrap("error", self.message)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self)}
+    def _html_body(self) -> str:
+        return f'<span style="{_RED}"><i>error</i> {_e(self.message)}</span>'
+
+    def render_line(self) -> str:
+        """One line of plain text, its turn first.
+
+        Examples:
+            >>> Error("The reply called no tool.", turn=3).render_line()
+            '3 error: The reply called no tool.'
+        """
+        return f"{self.turn} error: {self.message}"
 
 
 @dataclass
-class Thought:
+class Thought(_Shown):
     """The ReAct planner's Thought: its reasoning before an Action or the Final Answer.
 
     Examples:
         >>> Thought("The room is stuffy; I read its sensor first.", turn=1).render(" 1")
         [' 1 Thought  The room is stuffy; I read its sensor first.']
+        >>> Thought("The room is stuffy.", turn=1).render_html()
+        '<li class="lares-step" data-kind="thought" data-turn="1"><b class="lares-turn">1</b> <i>Thought</i> The room is stuffy.</li>'
     """
 
     text: str
@@ -172,10 +266,20 @@ class Thought:
     kind: ClassVar[str] = "thought"
 
     def render(self, mark: str = "  ") -> list[str]:
+        """The step's lines in a transcript; ``mark`` (the turn number, or blanks) starts the first."""
         return _wrap("Thought", self.text, mark)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self)}
+    def _html_body(self) -> str:
+        return f"<i>Thought</i> {_e(self.text)}"
+
+    def render_line(self) -> str:
+        """One line of plain text, its turn first.
+
+        Examples:
+            >>> Thought("The room is stuffy.", turn=1).render_line()
+            '1 Thought: The room is stuffy.'
+        """
+        return f"{self.turn} Thought: {self.text}"
 
 
 @dataclass

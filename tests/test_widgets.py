@@ -309,7 +309,7 @@ def _wait_for(condition, seconds=10.0):
 def test_app_runs_an_instruction_and_shows_it():
     script = _script([("set_light", {"light_id": "kitchen-light", "on": True}),
                       ("halt", {"message_to_user": "The kitchen light is on."})])
-    app = AgentApp(client=FakeClient(script))
+    app = AgentApp(runner=run_agent, client=FakeClient(script))
     app.instruction.value = "turn on the light in the kitchen"
     app.run_button.click()  # what the page does
     episode = app.wait()
@@ -325,7 +325,7 @@ def test_the_saved_app_is_a_picture_of_the_whole_app_after_its_run():
 
     script = _script([("set_light", {"light_id": "kitchen-light", "on": True}),
                       ("halt", {"message_to_user": "The kitchen light is on."})])
-    app = AgentApp(client=FakeClient(script))
+    app = AgentApp(runner=run_agent, client=FakeClient(script))
     app.run("turn on the light in the kitchen")
     app.wait()
     fig = app.picture()
@@ -345,7 +345,7 @@ def test_app_waits_for_the_answer_without_blocking_the_caller():
     script = _script([("ask_user", {"question": "Is it daytime?"}),
                       ("set_light", {"light_id": "office-light", "on": False}),
                       ("halt", {"message_to_user": "It's daytime, so I left the office light off."})])
-    app = AgentApp(client=FakeClient(script))
+    app = AgentApp(runner=run_agent, client=FakeClient(script))
     app.run("set the office light depending on whether it's daytime")
     _wait_for(lambda: app.pending_question is not None)
     assert app.running and app.ask_panel.layout.display == "flex"
@@ -358,7 +358,7 @@ def test_app_waits_for_the_answer_without_blocking_the_caller():
 
 
 def test_app_no_answer_ends_the_episode():
-    app = AgentApp(client=FakeClient(_script([("ask_user", {"question": "Is it daytime?"})])))
+    app = AgentApp(runner=run_agent, client=FakeClient(_script([("ask_user", {"question": "Is it daytime?"})])))
     app.run("set the office light depending on whether it's daytime")
     _wait_for(lambda: app.pending_question is not None)
     app.no_answer_button.click()
@@ -366,10 +366,80 @@ def test_app_no_answer_ends_the_episode():
 
 
 def test_app_shows_a_failure_in_the_page():
-    app = AgentApp(agent="telepathy", client=FakeClient([]))
+    app = AgentApp(runner=run_agent, agent="telepathy", client=FakeClient([]))
     app.run("anything")
     app.wait()
     assert "unknown agent" in app.status.value and not app.run_button.disabled
+
+
+def test_app_calls_its_runner_with_run_agents_call_shape():
+    # A learner's own loop can drive the app: it is called like run_agent and returns an Episode.
+    calls = []
+
+    def my_runner(instruction, home, *, agent, model, client, knowledge, user, max_steps):
+        calls.append((instruction, agent, model, knowledge, max_steps, user is app.user))
+        return run_agent(instruction, home, agent=agent, model=model, client=client, knowledge=knowledge,
+                         user=user, max_steps=max_steps)
+
+    script = [call("set_light", light_id="kitchen-light", on=True), call("halt", message_to_user="On.")]
+    app = AgentApp(runner=my_runner, agent="function-calling", knowledge="initial", max_steps=5,
+                   model="fake", client=FakeClient(script))
+    app.run("turn on the light in the kitchen")
+    assert app.wait().status == "done"
+    assert calls == [("turn on the light in the kitchen", "function-calling", "fake", "initial", 5, True)]
+    assert app.remaining.value == "<b>3</b> tool calls remaining"
+
+
+def test_an_app_without_a_runner_shows_the_home_and_says_how_to_run():
+    app = AgentApp()
+    assert app.run("turn on the light in the kitchen") is None and not app.running
+    assert "AgentApp(runner=run_agent)" in app.status.value and app.episode is None
+    assert repr(app._repr_mimebundle_()["text/plain"]) == repr(
+        "<AgentApp on 'lares-home': agent intent-action, knowledge latest>")
+
+
+def test_a_runner_that_is_not_a_function_is_a_one_sentence_error():
+    from lares_kit.errors import LaresError
+
+    with pytest.raises(LaresError, match=r"^runner must be a function such as lares_kit.run_agent, not the str"):
+        AgentApp(runner="run_agent")
+
+
+def test_the_widgets_never_import_the_agents():
+    # Widgets read Homes and Episodes; the app is handed its runner. Imports inside functions count too.
+    import ast
+    from pathlib import Path
+
+    import lares_kit.widgets
+
+    found = []
+    for path in sorted(Path(lares_kit.widgets.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                package = ["lares_kit", "widgets"][:3 - node.level] if node.level else []  # every file is in widgets/
+                base = ".".join(package + ([node.module] if node.module else []))
+                names = [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            found += [f"{path.name}:{node.lineno} {name}" for name in names
+                      if name.startswith("lares_kit.agents") or name == "lares_kit.run_agent"]
+    assert found == []
+
+
+def test_the_app_lists_every_kind_of_step_by_its_own_rendering():
+    from lares_kit.steps import Thought
+
+    episode = Episode("anything", "lares-home", "react", "offline", status="done", final_message="ok",
+                      steps=[Thought("The room is stuffy.", turn=1)])
+    app = AgentApp()
+    app.episode = episode  # as the worker leaves it after a run
+    app._show_episode(episode)
+    assert '<li class="lares-step" data-kind="thought" data-turn="1">' in app.transcript.value
+    assert "<i>Thought</i> The room is stuffy." in app.transcript.value and "Thought(" not in app.transcript.value
+    fig = app.picture()
+    assert "1 Thought: The room is stuffy." in [t.get_text() for t in fig.texts]
 
 
 def test_scripted_episode_replays_like_a_live_one():

@@ -2,8 +2,8 @@
 
 Imported only when asked for (``import lares_kit`` does not load matplotlib
 or ipywidgets). They *read* Homes and Episodes; they never decide anything.
-The AgentApp runs an agent, through :func:`lares_kit.run_agent`, like any
-other caller.
+The AgentApp runs each instruction through the runner it is given
+(``AgentApp(runner=run_agent)``): nothing in this package imports the agents.
 
 * :mod:`.drawing` -- :func:`draw_home`, :func:`render_png`, :func:`describe_home` (matplotlib only)
 * :mod:`.layout` -- where rooms go, and which labels fit in which box

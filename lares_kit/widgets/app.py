@@ -7,8 +7,12 @@ instruction box, example instructions, a run button, the tool calls
 remaining, the agent's question when it asks one, and the transcript,
 newest first.
 
-How asking works in a live kernel: the agent runs in a worker thread
-(:func:`lares_kit.run_agent`, like any other caller). When it calls
+The app runs no agent of its own: it is given a *runner*, a function with
+:func:`lares_kit.run_agent`'s call shape (``AgentApp(runner=run_agent)``), and
+calls it as any other caller would. So this module never imports the agents,
+and a learner can hand it their own loop.
+
+How asking works in a live kernel: the runner runs in a worker thread. When it calls
 ``ask_user``, :class:`PageUser` shows the question and the worker waits;
 the kernel itself stays free, so the click on "Answer" reaches it, and the
 worker goes on with the answer. "No answer" ends the episode with the status
@@ -25,15 +29,15 @@ import html
 import io
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ..episode import Episode
+from ..errors import LaresError
 from ..home import Home
-from ..steps import Error, Final, Intent, Question, ToolCall
 from ..users import NoAnswer
 from .homemap import HomeMap
 
-__all__ = ["AgentApp", "PageUser", "EXAMPLES", "step_html"]
+__all__ = ["AgentApp", "PageUser", "Runner", "EXAMPLES", "NO_RUNNER"]
 
 # The example instructions of the Lares UI, and the daytime scenario of its write-up.
 EXAMPLES = [
@@ -47,6 +51,7 @@ EXAMPLES = [
 
 
 _LIST = "list-style:none;padding-left:0;line-height:1.35"  # entries carry their step number
+NO_RUNNER = "This app has no runner: build it with AgentApp(runner=run_agent) (from lares_kit import run_agent)."
 
 
 class PageUser:
@@ -86,6 +91,20 @@ class PageUser:
         self._answered.set()
 
 
+class Runner(Protocol):
+    """What runs an instruction for the app: :func:`lares_kit.run_agent`, or any function called the same way.
+
+    The app calls it in a worker thread as ``runner(instruction, home,
+    agent=..., model=..., client=..., knowledge=..., user=..., max_steps=...)``
+    and shows the Episode it returns. ``model`` is a resolved model name,
+    ``client`` the app's client (it watches each request to show progress),
+    ``user`` the page's :class:`PageUser`.
+    """
+
+    def __call__(self, instruction: str, home: Home, *, agent: str, model: str, client: Any, knowledge: str,
+                 user: PageUser, max_steps: int) -> Episode: ...
+
+
 class _WatchedClient:
     # Passes every request to the real client, after telling the app what it holds.
     def __init__(self, client: Any, on_request: Callable[[dict[str, Any]], None]) -> None:
@@ -96,32 +115,6 @@ class _WatchedClient:
     def create(self, **request: Any) -> Any:
         self._on_request(request)
         return self._client.chat.completions.create(**request)
-
-
-def step_html(step: Any) -> str:
-    """One transcript entry as HTML, marked with its kind (``data-kind``).
-
-    Examples:
-        >>> step_html(Intent("The kitchen is dark.", "set_light"))
-        '<li class="lares-step" data-kind="intent" data-turn="0"><b class="lares-turn">0</b> <i>thinks</i> The kitchen is dark. &rarr; <b>set_light</b></li>'
-    """
-    if isinstance(step, Intent):
-        body = f"<i>thinks</i> {html.escape(step.reasoning)} &rarr; <b>{html.escape(step.function)}</b>"
-    elif isinstance(step, Question):
-        answer = step.answer if step.answer is not None else "(no answer)"
-        body = f"<i>asks</i> {html.escape(step.question)}<br><i>answer</i> {html.escape(answer)}"
-    elif isinstance(step, Final):
-        body = f"<i>halts</i> <b>{html.escape(step.message)}</b>"
-    elif isinstance(step, ToolCall):
-        colour = "" if step.ok else ' style="color:#b00020"'
-        body = f"<code>{html.escape(step.call_text)}</code><br><span{colour}>{html.escape(step.result)}</span>"
-    elif isinstance(step, Error):
-        body = f'<span style="color:#b00020"><i>error</i> {html.escape(step.message)}</span>'
-    else:
-        body = html.escape(str(step))
-    turn = getattr(step, "turn", 0)
-    return (f'<li class="lares-step" data-kind="{getattr(step, "kind", "other")}" data-turn="{turn}">'
-            f'<b class="lares-turn">{turn}</b> {body}</li>')
 
 
 def _history_html(messages: list[dict[str, Any]]) -> list[str]:
@@ -142,20 +135,33 @@ def _history_html(messages: list[dict[str, Any]]) -> list[str]:
 class AgentApp:
     """The Lares demo UI. ``app.widget`` is the whole thing; display ``app`` in a notebook.
 
-    For scripts and tests: :meth:`run` starts an instruction, :meth:`answer`
-    answers a question, :meth:`wait` returns the Episode.
+    ``runner`` runs each instruction (:class:`Runner`; usually
+    :func:`lares_kit.run_agent`); without one the app shows the home and says
+    it cannot run. For scripts and tests: :meth:`run` starts an instruction,
+    :meth:`answer` answers a question, :meth:`wait` returns the Episode.
 
     Examples:
-        >>> app = AgentApp()
+        >>> from lares_kit import run_agent
+        >>> app = AgentApp(runner=run_agent)
         >>> app.remaining.value
         '<b>20</b> tool calls remaining'
+        >>> app.run("turn on the light in the kitchen") is not None, app.wait().status
+        (True, 'done')
+        >>> AgentApp(runner="run_agent")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: runner must be a function such as lares_kit.run_agent, not the str 'run_agent'
     """
 
-    def __init__(self, home: Home | None = None, *, agent: str = "intent-action", model: str | None = None,
-                 knowledge: str = "latest", max_steps: int = 20, examples: list[str] | None = None,
-                 client: Any = None) -> None:
+    def __init__(self, home: Home | None = None, *, runner: Runner | None = None, agent: str = "intent-action",
+                 model: str | None = None, knowledge: str = "latest", max_steps: int = 20,
+                 examples: list[str] | None = None, client: Any = None) -> None:
         import ipywidgets as w
 
+        if runner is not None and not callable(runner):
+            raise LaresError(f"runner must be a function such as lares_kit.run_agent, not the "
+                             f"{type(runner).__name__} {runner!r}")
+        self.runner = runner
         if home is None:
             from ..worlds import load_world
 
@@ -198,9 +204,16 @@ class AgentApp:
 
     # ---------------------------------------------------------------- actions
     def run(self, instruction: str | None = None) -> threading.Thread | None:
-        """Start the agent on ``instruction`` (default: the box's text) in a worker thread."""
+        """Start the runner on ``instruction`` (default: the box's text) in a worker thread.
+
+        Returns the thread, or None when nothing started: no text, a run
+        already going, or no runner (the status line then says so).
+        """
         text = (instruction if instruction is not None else self.instruction.value).strip()
         if not text or self.running:
+            return None
+        if self.runner is None:
+            self.status.value = f'<span style="color:#b00020">{html.escape(NO_RUNNER)}</span>'
             return None
         self.instruction.value = text
         self.run_button.disabled = True
@@ -244,14 +257,14 @@ class AgentApp:
 
     # ------------------------------------------------------------ the worker
     def _work(self, text: str) -> None:
-        from ..agents import run_agent
-        from ..models import make_client, resolve_model
+        from ..models import make_client, resolve_model  # openai loads only when a run starts
 
+        assert self.runner is not None  # run() starts no worker without one
         try:
             name = resolve_model(self.model)
             client = _WatchedClient(self.client or make_client(name), self._progress)
-            self.episode = run_agent(text, self.home, agent=self.agent, model=name, client=client,
-                                     knowledge=self.knowledge, user=self.user, max_steps=self.max_steps)
+            self.episode = self.runner(text, self.home, agent=self.agent, model=name, client=client,
+                                       knowledge=self.knowledge, user=self.user, max_steps=self.max_steps)
             self._show_episode(self.episode)
         except Exception as exc:  # noqa: BLE001 -- shown in the page: a worker thread has nobody else to tell
             self.status.value = f'<span style="color:#b00020">{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>'
@@ -273,7 +286,7 @@ class AgentApp:
         self.map.refresh()
 
     def _show_episode(self, episode: Episode) -> None:
-        entries = "".join(step_html(s) for s in reversed(episode.steps))
+        entries = "".join(s.render_html() for s in reversed(episode.steps))
         self.transcript.value = f'<ul class="lares-transcript" style="{_LIST}">{entries}</ul>'
         self._set_remaining(self.max_steps - len(episode.tool_calls))
         said = html.escape(episode.final_message)

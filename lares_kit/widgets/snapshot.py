@@ -20,40 +20,17 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from ..steps import Error, Final, Intent, Question, ToolCall
 from .drawing import add_legend, draw_home, legend_handles, legend_height
 from .fitting import wrap
 from .layout import LINE, map_area
 
-__all__ = ["PICTURE_NOTE", "step_text", "app_picture"]
+__all__ = ["PICTURE_NOTE", "app_picture"]
 
 PICTURE_NOTE = "A picture of the app: run the notebook in Jupyter or Voila to use it."
 PANEL_IN = 5.8  # the right-hand panel's width, inches
 MAP_IN = 6.4  # the map is drawn at most this wide
 TEXT_PT = 8.5
 MAX_TRANSCRIPT_LINES = 26
-
-
-def step_text(step: Any) -> str:
-    """One transcript entry as a line of plain text, as the app lists it.
-
-    Examples:
-        >>> step_text(Intent("The kitchen is dark.", "set_light", turn=1))
-        '1 thinks The kitchen is dark. -> set_light'
-    """
-    turn = getattr(step, "turn", 0)
-    if isinstance(step, Intent):
-        return f"{turn} thinks {step.reasoning} -> {step.function}"
-    if isinstance(step, Question):
-        answer = step.answer if step.answer is not None else "(no answer)"
-        return f"{turn} asks {step.question} -- answer: {answer}"
-    if isinstance(step, Final):
-        return f"{turn} halts: {step.message}"
-    if isinstance(step, ToolCall):
-        return f"{turn} {step.call_text} -> {step.result}"
-    if isinstance(step, Error):
-        return f"{turn} error: {step.message}"
-    return f"{turn} {step}"
 
 
 def app_picture(app: Any) -> Figure:
@@ -128,7 +105,7 @@ def _panel_lines(app: Any, width: float) -> list[tuple[str, float, str, float]]:
         add("(nothing yet: press Run)")
     used = 0
     for i, step in enumerate(steps):
-        entry = wrap(step_text(step), width, TEXT_PT, 3)
+        entry = wrap(step.render_line(), width, TEXT_PT, 3)
         if used + len(entry) > MAX_TRANSCRIPT_LINES:
             add(f"... and {len(steps) - i} earlier entries", gap=3)
             break
