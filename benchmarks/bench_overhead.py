@@ -28,8 +28,9 @@ os.environ.setdefault("LARES_PROGRESS", "0")
 from lares_kit import load_world  # noqa: E402
 from lares_kit.agents import run_agent  # noqa: E402
 from lares_kit.agents.scenarios import LARES_SCENARIOS  # noqa: E402
+from lares_kit.bench.generate import generate_tasks  # noqa: E402
 from lares_kit.bench.scene import set_stage  # noqa: E402
-from lares_kit.generate import generate_home, generate_tasks  # noqa: E402
+from lares_kit.generate import generate_home  # noqa: E402
 from lares_kit.models import make_client  # noqa: E402
 from lares_kit.users import ScriptedUser  # noqa: E402
 

@@ -1,8 +1,8 @@
 """Prompt tokens per LLM call as the home grows, for each knowledge strategy.
 
 Generates a house and buildings of 10, 100, 1,000 and 5,000 devices
-(:mod:`lares_kit.generate`), five tasks for each checked by the oracle, and
-measures, in one run:
+(:mod:`lares_kit.generate`), five tasks for each checked by the oracle
+(:mod:`lares_kit.bench.generate`), and measures, in one run:
 
 * **prompt tokens per call**: the first call of every task with the
   ``function-calling`` agent and the offline model (the model's own count,
@@ -32,8 +32,9 @@ os.environ.setdefault("LARES_PROGRESS", "0")
 
 from lares_kit.agents import run_agent  # noqa: E402
 from lares_kit.bench.checks import Outcome, run_checks  # noqa: E402
+from lares_kit.bench.generate import generate_tasks  # noqa: E402
 from lares_kit.bench.scene import set_stage  # noqa: E402
-from lares_kit.generate import generate_tasks, generate_world, world_size  # noqa: E402
+from lares_kit.generate import generate_world, world_size  # noqa: E402
 from lares_kit.knowledge import STRATEGIES  # noqa: E402
 from lares_kit.models import make_client  # noqa: E402
 from lares_kit.worlds import check_home, load_world, parse_world  # noqa: E402

@@ -1,4 +1,4 @@
-"""Generated worlds: a seeded house or office building of any size, and tasks for it.
+"""Generated worlds: a seeded house or office building of any size.
 
 Taught in ``notebooks/16_scaling_up.ipynb``; ``lares worlds generate`` is the
 command. :func:`generate_world` returns world-file data (the format of
@@ -18,12 +18,10 @@ validation as a hand-written one: :func:`generate_home` parses it with
   conditioning); every room gets a light first.
 * Hidden items (a visiting dog, a parcel, a colleague) are placed by the seed.
 
-:func:`generate_tasks` writes benchmark tasks for a generated home --
-direct, device, multi-device and search -- and checks each with the
-benchmark's oracle (:func:`lares_kit.bench.oracle.oracle_plan`), so no task
-is impossible. The same seed always gives the same world and the same tasks.
+The same seed always gives the same world. Tasks for a generated home are
+:func:`lares_kit.bench.generate.generate_tasks`, on the benchmark's side.
 
-This module builds worlds and tasks; it does not run agents.
+This module builds worlds; it does not run agents or know the benchmark.
 """
 
 from __future__ import annotations
@@ -35,7 +33,7 @@ from typing import Any
 from .home import Home
 from .worlds import parse_world
 
-__all__ = ["HOUSE_ROOMS", "generate_world", "generate_home", "generate_tasks", "world_size"]
+__all__ = ["HOUSE_ROOMS", "generate_world", "generate_home", "world_size"]
 
 # Up to this many rooms, a world is a house; beyond it, a building.
 HOUSE_ROOMS = 12
@@ -168,7 +166,8 @@ def _building(n_rooms: int, floors: int, rng: random.Random) -> list[dict[str, A
             corridors.append(rid)
         left -= len(corridors)
         # The floor's rooms, in the order they go along the corridors.
-        kinds = ["kitchen"] * min(left, 1 + len(corridors) // 4) + ["toilets"] * min(max(0, left - 1), max(1, len(corridors) // 2))
+        kinds = (["kitchen"] * min(left, 1 + len(corridors) // 4)
+                 + ["toilets"] * min(max(0, left - 1), max(1, len(corridors) // 2)))
         if left - len(kinds) > 12:
             kinds.append("print")
         if floor == 1 or (floors == 1 and left - len(kinds) > 20):
@@ -189,7 +188,8 @@ def _building(n_rooms: int, floors: int, rng: random.Random) -> list[dict[str, A
                     tree = next(meeting_names)
                     rid = add(f"meeting-room-{code}", f"Meeting room {code}", floor, kind, [f"{tree} room"])
             else:
-                label = {"kitchen": "Kitchen", "toilets": "Toilets", "print": "Print room", "server": "Server room"}[kind]
+                label = {"kitchen": "Kitchen", "toilets": "Toilets", "print": "Print room",
+                         "server": "Server room"}[kind]
                 base = f"{kind if kind != 'print' else 'print-room'}-{floor}-{wing.lower().replace(' ', '-')}"
                 rid = base if base not in by_id else f"{base}-{i}"
                 name = f"{label} {floor} {wing}" if rid == base else f"{label} {floor} {wing} {i}"
@@ -283,96 +283,3 @@ def generate_home(rooms: int | None = None, devices: int | None = None, seed: in
     """
     data = generate_world(rooms, devices, seed, **options)
     return parse_world(data, source=f"<{data['id']}>")
-
-
-# ----------------------------------------------------------------- tasks
-def _pick(rng: random.Random, home: Home, types: tuple[str, ...], want: Any = None, attr: str = "on") -> Any:
-    # A device of one of these types in a room with a distinctive name (not a corridor or landing).
-    pool = [d for d in home.devices.values() if d.type in types and not d.room.startswith(("corridor", "stairs"))
-            and (want is None or d.state.get(attr) != want) and home.devices_in(d.room, d.type)[0] is d]
-    return rng.choice(pool) if pool else None
-
-
-def generate_tasks(home: Home, n: int = 8, seed: int = 0, check: bool = True) -> list[Any]:
-    """Benchmark tasks for a (generated) home, each solvable by the oracle.
-
-    Kinds, in turn: a light on, a light off, a device setting, two lights
-    at once, and a search for a hidden item just outside the robot's room.
-    With ``check`` every task is solved by the oracle first, and a task it
-    cannot solve is dropped (and reported by its absence).
-
-    Examples:
-        >>> home = generate_home(rooms=30, devices=120, seed=2)
-        >>> tasks = generate_tasks(home, n=5, seed=2)
-        >>> [t.category for t in tasks]
-        ['direct', 'direct', 'direct', 'multi-device', 'search']
-        >>> tasks[0].instruction
-        'Turn on the light in Office 2.'
-    """
-    from .bench.oracle import OracleError, oracle_plan
-    from .bench.tasks import Expect, Setup, Task
-
-    rng = random.Random(seed)
-    tasks: list[Task] = []
-    kinds = ["on", "off", "device", "two", "search"]
-    attempts = 0
-    while len(tasks) < n and attempts < n * 5:
-        kind = kinds[attempts % len(kinds)]
-        attempts += 1
-        task_id = f"{home.id}-{len(tasks) + 1:02d}-{kind}"
-        task = None
-        if kind in ("on", "off"):
-            light = _pick(rng, home, ("light",), want=kind == "on")
-            if light is not None:
-                room = home.room_name(light.room)
-                text = f"Turn {kind} the light in {room}." if kind == "on" else f"Switch off the light in {room}."
-                task = Task(task_id, "generated", home.id, "direct", text,
-                            expect=Expect(states={light.id: {"on": kind == "on"}}, must_not_ask=["."]))
-        elif kind == "device":
-            dev = _pick(rng, home, ("window", "thermostat"))
-            if dev is not None:
-                room = home.room_name(dev.room)
-                if dev.type == "window":
-                    opened = not dev.state.get("open")
-                    text = f"{'Open' if opened else 'Close'} the window in {room}."
-                    want = {"open": opened}
-                else:
-                    target = 23 if dev.state.get("target") != 23 else 19
-                    text, want = f"Set the thermostat in {room} to {target} degrees.", {"target": target}
-                task = Task(task_id, "generated", home.id, "direct", text, expect=Expect(states={dev.id: want}))
-        elif kind == "two":
-            a = _pick(rng, home, ("light",), want=True)
-            b = _pick(rng, home, ("light",), want=True)
-            if a is not None and b is not None and a.room != b.room:
-                text = f"Turn on the lights in {home.room_name(a.room)} and {home.room_name(b.room)}."
-                task = Task(task_id, "generated", home.id, "multi-device", text,
-                            expect=Expect(states={a.id: {"on": True}, b.id: {"on": True}}))
-        elif kind == "search" and home.items:
-            task = _search_task(rng, home, task_id, Task, Setup, Expect)
-        if task is None:
-            continue
-        if check:
-            try:
-                plan = oracle_plan(task, home)
-            except OracleError:
-                continue
-            task.notes = f"oracle: {len(plan)} steps"
-        tasks.append(task)
-    return tasks
-
-
-def _search_task(rng: random.Random, home: Home, task_id: str, Task: Any, Setup: Any, Expect: Any) -> Any:
-    # The robot starts in a room with one door and the item is just outside it (the corridor or the
-    # hallway): a search an agent finishes in a handful of steps -- look here, move, look -- and the
-    # oracle in a small search. Hidden things further away make searches of hundreds of steps.
-    lit = {r for r in home.graph.nodes if home.devices_in(r, "light")}
-    starts = sorted(r for r in lit if home.graph.degree(r) == 1 and next(iter(home.graph[r])) in lit)
-    if not starts:
-        return None
-    start = rng.choice(starts)
-    where = next(iter(home.graph[start]))
-    item = sorted(home.items)[rng.randrange(len(home.items))]
-    name = home.items[item].name
-    return Task(task_id, "generated", home.id, "search", f"Find {name}.",
-                setup=Setup(placements={item: where}, robot=start),
-                expect=Expect(seen=[item], allow_changes=["*-light"], mentions=[rf"(?i){name}"]))

@@ -1,21 +1,25 @@
-"""Generated worlds and their tasks (lares_kit.generate), the fast world loading they need."""
+"""Generated worlds (lares_kit.generate), their tasks (lares_kit.bench.generate), the fast world loading they need."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
+from pathlib import Path
 
 import networkx as nx
 import pytest
 
+import lares_kit.generate
 from lares_kit import load_world
 from lares_kit.agents import run_agent
 from lares_kit.bench.checks import Outcome, run_checks
+from lares_kit.bench.generate import generate_tasks
 from lares_kit.bench.oracle import oracle_plan
 from lares_kit.bench.scene import copy_home, set_stage
 from lares_kit.cli import main
 from lares_kit.devices import DEVICE_TYPES
-from lares_kit.generate import generate_home, generate_tasks, generate_world
+from lares_kit.generate import generate_home, generate_world
 from lares_kit.home import Home
 from lares_kit.worlds import check_home, parse_world, read_yaml
 
@@ -60,7 +64,8 @@ def test_a_5000_device_world_parses_and_loads_from_its_file(tmp_path):
 
 
 def test_json_world_text_reads_like_its_yaml():
-    assert read_yaml('{"rooms": [{"id": "a", "state": {"on": false}}]}') == read_yaml("rooms: [{id: a, state: {on: false}}]")
+    assert read_yaml('{"rooms": [{"id": "a", "state": {"on": false}}]}') == \
+        read_yaml("rooms: [{id: a, state: {on: false}}]")
 
 
 def test_world_errors_still_name_the_key_path_after_the_speed_ups():
@@ -111,3 +116,12 @@ def test_cli_generate_prints_a_world_file(capsys):
     data = json.loads(capsys.readouterr().out)
     assert check_home(parse_world(data)) == [] and len(data["devices"]) == 10
     assert main(["worlds", "generate"]) == 2
+
+
+def test_the_world_generator_does_not_import_the_benchmark():
+    # lares_kit.generate builds worlds; tasks for them are the benchmark's (lares_kit.bench.generate).
+    # Read from the source, imports inside functions included: a lazy import is still an import.
+    tree = ast.parse(Path(lares_kit.generate.__file__).read_text(encoding="utf-8"))
+    imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    assert imported and not [name for name in imported if "bench" in name.split(".")]

@@ -7,6 +7,7 @@ One concept per module:
 * :mod:`~lares_kit.bench.scene` -- a fresh home, the set-up and the simulated user for one episode;
 * :mod:`~lares_kit.bench.checks` -- every kind of check, with a reason sentence;
 * :mod:`~lares_kit.bench.oracle` -- the fewest tool calls that solve a task, by search;
+* :mod:`~lares_kit.bench.generate` -- tasks for a generated home, each solved by the oracle first;
 * :mod:`~lares_kit.bench.runner` -- agents x models x tasks x seeds, threads, resumable records;
 * :mod:`~lares_kit.bench.report` -- the summary table and the figure.
 
@@ -16,6 +17,7 @@ True
 """
 
 from .checks import CheckResult, Outcome, run_checks
+from .generate import generate_tasks
 from .oracle import oracle_plan, oracle_steps
 from .report import format_table, plot, summarize
 from .runner import RESULT_KEYS, BenchRun, run_bench
@@ -32,6 +34,7 @@ __all__ = [
            "Task",
            "TaskError",
            "format_table",
+           "generate_tasks",
            "load_suite",
            "load_tasks",
            "oracle_plan",
