@@ -21,15 +21,12 @@ from typing import Any
 
 import networkx as nx
 
-from .datafiles import parse_data, path_kind, read_data_file
+from .datafiles import parse_data
 from .errors import LIST_AT_MOST, DataFileError, brief
 from .home import Device, Home, Item
+from .lookup import WORLD_DIRS, FileKind, files_by_id, read_by_id_or_path
 
 __all__ = ["WorldError", "load_world", "read_yaml", "parse_world", "check_home", "world_paths", "WORLD_DIRS"]
-
-# Where world files are looked up by id, first match wins: $LARES_WORLDS
-# (os.pathsep-separated), the repo's worlds/ beside the package, ./worlds.
-WORLD_DIRS = [Path(__file__).resolve().parent.parent / "worlds", Path("worlds")]
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 KNOWN_KEYS = {"id", "name", "description", "rooms", "devices", "robot", "items"}
@@ -64,12 +61,14 @@ def read_yaml(text: str, source: str = "<text>") -> Any:
 
 
 class WorldError(DataFileError):
-    """A world file (or Home) is not valid. ``str()`` is a sentence for people: ``file: key.path: what was expected``."""
+    """A world file (or Home) is not valid.
+
+    ``str()`` is a sentence for people: ``file: key.path: what was expected``.
+    """
 
 
-def _search_dirs() -> list[Path]:
-    extra = [Path(p) for p in os.environ.get("LARES_WORLDS", "").split(os.pathsep) if p]
-    return extra + WORLD_DIRS
+# World files are looked up by id in $LARES_WORLDS, then WORLD_DIRS (lares_kit.lookup), first match wins.
+WORLD_FILES = FileKind("world file", "worlds", "", WorldError)
 
 
 def world_paths() -> dict[str, Path]:
@@ -79,12 +78,7 @@ def world_paths() -> dict[str, Path]:
         >>> "lares-home" in world_paths()
         True
     """
-    found: dict[str, Path] = {}
-    for folder in _search_dirs():
-        if folder.is_dir():
-            for path in sorted(folder.glob("*.yaml")):
-                found.setdefault(path.stem, path)
-    return found
+    return files_by_id(WORLD_FILES)
 
 
 def load_world(name_or_path: str | os.PathLike, *, seed: int | None = None) -> Home:
@@ -99,18 +93,8 @@ def load_world(name_or_path: str | os.PathLike, *, seed: int | None = None) -> H
         ...
         lares_kit.worlds.WorldError: no-such-home: no world file with this id or path; known worlds: ...
     """
-    text = str(name_or_path)
-    path = Path(text)
-    kind = path_kind(path)
-    if not (text.endswith((".yaml", ".yml")) or kind == "file"):
-        known = world_paths()
-        if text not in known:
-            raise WorldError(text, "", "no world file with this id or path; known worlds: " + ", ".join(sorted(known)))
-        path, kind = known[text], path_kind(known[text])
-    if kind != "file":
-        raise WorldError(text, "", {"folder": "this is a folder, not a world file",
-                                    "missing": "file not found"}.get(kind, "not a file that can be read"))
-    home = parse_world(read_data_file(path, WorldError), source=str(path))
+    path, data = read_by_id_or_path(name_or_path, WORLD_FILES)
+    home = parse_world(data, source=str(path))
     return home.reset(seed=seed) if seed is not None else home
 
 
@@ -151,8 +135,8 @@ def _ident(entry: dict[str, Any], source: str, key: str, seen: dict[str, str]) -
     _expect("id" in entry, source, key, "missing required key 'id'")
     ident = entry["id"]
     if not (isinstance(ident, str) and ID_PATTERN.match(ident)):
-        raise WorldError(source, f"{key}.id",
-                         f"expected an id of lowercase letters, digits and hyphens (like 'kitchen-light'), got {brief(ident)}")
+        raise WorldError(source, f"{key}.id", "expected an id of lowercase letters, digits and hyphens "
+                                              f"(like 'kitchen-light'), got {brief(ident)}")
     if ident in seen:
         raise WorldError(source, f"{key}.id", f"duplicate id {brief(ident)} (already used at {seen.get(ident)})")
     seen[ident] = key
@@ -163,7 +147,8 @@ def _text(entry: dict[str, Any], name: str, source: str, key: str, default: str 
     value = entry.get(name, default)
     if not isinstance(value, str):
         raise WorldError(source, f"{key}.{name}" if key else name,
-                         f"expected a string, got {_kind(value)}" if name in entry else f"missing required key '{name}'")
+                         f"expected a string, got {_kind(value)}" if name in entry
+                         else f"missing required key '{name}'")
     return value
 
 
@@ -219,7 +204,8 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
                  "description": _text(room, "description", source, key, ""),
                  "aliases": _aliases(room, source, key)}
         if "floor" in room:
-            _expect(isinstance(room["floor"], int), source, f"{key}.floor", f"expected a whole number, got {_kind(room['floor'])}")
+            _expect(isinstance(room["floor"], int), source, f"{key}.floor",
+                    f"expected a whole number, got {_kind(room['floor'])}")
             attrs["floor"] = room["floor"]
         graph.add_node(room_id, **attrs)
         exits[room_id] = [e for e in _list(room.get("exits", []), source, f"{key}.exits")]
@@ -264,7 +250,8 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
         for name in DEVICE_EXTRA_KEYS:
             if name in dev:
                 for m, word in enumerate(_list(dev[name], source, f"{key}.{name}")):
-                    _expect(isinstance(word, str), source, f"{key}.{name}[{m}]", f"expected a string, got {_kind(word)}")
+                    _expect(isinstance(word, str), source, f"{key}.{name}[{m}]",
+                            f"expected a string, got {_kind(word)}")
                 device_extras.setdefault(dev_id, {})[name] = list(dev[name])
         devices.append(Device(dev_id, _text(dev, "name", source, key, dtype.title()), dtype, room, dict(state),
                               _aliases(dev, source, key), _text(dev, "description", source, key, ""), dict(caps)))

@@ -311,6 +311,27 @@ def test_a_path_that_is_not_a_readable_file_is_one_sentence(tmp_path, monkeypatc
     assert len(str(caught.value)) < 1000
 
 
+def test_folders_in_lares_worlds_come_first_for_worlds_and_their_suites(tmp_path, monkeypatch):
+    # One lookup (lares_kit.lookup) for both loaders: a folder in $LARES_WORLDS wins an id over the
+    # shipped worlds/, and its tasks/ subfolder holds task suites.
+    from lares_kit.bench.tasks import load_suite, suite_paths
+
+    shipped = world_paths()["lares-home"]
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "lares-home.yaml").write_text(shipped.read_text(encoding="utf-8").replace(
+        "name: The Lares home", "name: My Lares home", 1), encoding="utf-8")
+    suite = (shipped.parent / "tasks" / "lares-home.yaml").read_text(encoding="utf-8")
+    (tmp_path / "tasks" / "mine.yaml").write_text(suite, encoding="utf-8")
+    assert load_world("lares-home").name == "The Lares home"
+    monkeypatch.setenv("LARES_WORLDS", str(tmp_path))
+    assert world_paths()["lares-home"] == tmp_path / "lares-home.yaml"
+    assert load_world("lares-home").name == "My Lares home"
+    assert suite_paths()["mine"] == tmp_path / "tasks" / "mine.yaml"
+    assert [t.id for t in load_suite("mine")] == [t.id for t in load_suite("lares-home")]
+    with pytest.raises(WorldError, match=r"known worlds: .*lares-home") as caught:
+        load_world("mine")  # a suite's id is not a world's
+    assert "mine" not in caught.value.message.split("known worlds: ")[1].split(", ")
+
 def test_a_pipe_named_like_a_world_file_is_refused_not_waited_on(tmp_path):
     path = tmp_path / "pipe.yaml"
     os.mkfifo(path)  # opening it to read would wait for a writer for ever

@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..datafiles import path_kind, read_data_file
 from ..errors import DataFileError, brief
-from ..worlds import WORLD_DIRS, WorldError, load_world
+from ..lookup import FileKind, files_by_id, read_by_id_or_path
+from ..worlds import WorldError, load_world
 from .events import parse_events
 from .validate import Validator
 
@@ -151,9 +151,8 @@ class Task:
 
 
 # ------------------------------------------------------------------ finding
-def _task_dirs() -> list[Path]:
-    extra = [Path(p) for p in os.environ.get("LARES_WORLDS", "").split(os.pathsep) if p]
-    return [folder / "tasks" for folder in extra + WORLD_DIRS]
+# Suites are looked up by id in the tasks/ folder of each place world files are (lares_kit.lookup).
+SUITE_FILES = FileKind("task suite file", "suites", "tasks", TaskError)
 
 
 def suite_paths() -> dict[str, Path]:
@@ -163,12 +162,7 @@ def suite_paths() -> dict[str, Path]:
         >>> {'garden-flat', 'lares-home', 'townhouse'} <= set(suite_paths())
         True
     """
-    found: dict[str, Path] = {}
-    for folder in _task_dirs():
-        if folder.is_dir():
-            for path in sorted(folder.glob("*.yaml")):
-                found.setdefault(path.stem, path)
-    return found
+    return files_by_id(SUITE_FILES)
 
 
 def load_suite(id_or_path: str | os.PathLike) -> list[Task]:
@@ -181,21 +175,11 @@ def load_suite(id_or_path: str | os.PathLike) -> list[Task]:
         >>> load_suite("no-such-suite")
         Traceback (most recent call last):
         ...
-        lares_kit.bench.tasks.TaskError: no-such-suite: no task suite with this id or path; known suites: ...
+        lares_kit.bench.tasks.TaskError: no-such-suite: no task suite file with this id or path; known suites: ...
     """
-    text = str(id_or_path)
-    path = Path(text)
-    kind = path_kind(path)
-    if not (text.endswith((".yaml", ".yml")) or kind == "file"):
-        known = suite_paths()
-        if text not in known:
-            raise TaskError(text, "", "no task suite with this id or path; known suites: " + ", ".join(sorted(known)))
-        path, kind = known[text], path_kind(known[text])
-    if kind != "file":
-        raise TaskError(text, "", {"folder": "this is a folder, not a task suite file",
-                                   "missing": "file not found"}.get(kind, "not a file that can be read"))
-    # read_data_file: size, encoding, YAML aliases and nesting within limits, or a TaskError naming the file
-    return parse_suite(read_data_file(path, TaskError), source=str(path), suite=path.stem)
+    # read: size, encoding, YAML aliases and nesting within limits, or a TaskError naming the file
+    path, data = read_by_id_or_path(id_or_path, SUITE_FILES)
+    return parse_suite(data, source=str(path), suite=path.stem)
 
 
 def load_tasks(suites: list[str] | None = None) -> list[Task]:
