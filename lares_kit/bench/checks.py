@@ -113,7 +113,8 @@ def value_ok(actual: Any, expected: Any) -> bool:
     return _same(actual, expected)
 
 
-def _words(value: Any) -> str:
+def _value_text(value: Any) -> str:
+    # A device value, or an expected range, as a reason says it: '"open"', 'true', 'at least 18 and at most 22'.
     if isinstance(value, dict):
         return " and ".join(f"{'at least' if k == 'min' else 'at most'} {v}" for k, v in value.items())
     return json.dumps(value)
@@ -132,7 +133,7 @@ def check_states(expect: Expect, o: Outcome) -> CheckResult:
         state = o.home.devices[dev_id].state
         for attr, want in attrs.items():
             if not value_ok(state.get(attr), want):
-                wrong.append(f"{dev_id}.{attr} is {_words(state.get(attr))}, expected {_words(want)}")
+                wrong.append(f"{dev_id}.{attr} is {_value_text(state.get(attr))}, expected {_value_text(want)}")
     if wrong:
         return CheckResult("states", False, "Not as expected: " + "; ".join(wrong) + ".")
     return CheckResult("states", True, "Every expected device setting is right.")
@@ -147,7 +148,8 @@ def check_unchanged(expect: Expect, o: Outcome) -> CheckResult:
         before = o.start.get(dev_id, {})
         for attr in sorted(set(before) | set(dev.state)):
             if attr not in target and not _same(before.get(attr), dev.state.get(attr)):
-                changed.append(f"{dev_id}.{attr} went from {_words(before.get(attr))} to {_words(dev.state.get(attr))}")
+                changed.append(f"{dev_id}.{attr} went from {_value_text(before.get(attr))} "
+                               f"to {_value_text(dev.state.get(attr))}")
     if changed:
         return CheckResult("unchanged", False, "Changed without being asked: " + "; ".join(changed) + ".")
     return CheckResult("unchanged", True, "Nothing else was changed.")
@@ -282,8 +284,8 @@ def check_fires(expect: Expect, o: Outcome) -> CheckResult:
         return CheckResult("fires", False, "No events were played, so nothing could fire.")
     times = [f["seconds"] for f in log.firings]
     if len(times) != expect.fires:
-        return CheckResult("fires", False, f"{len(times)} actions fired ({', '.join(f'{t:g} s' for t in times) or 'none'})"
-                           f", expected {expect.fires}.")
+        fired = ", ".join(f"{t:g} s" for t in times) or "none"
+        return CheckResult("fires", False, f"{len(times)} actions fired ({fired}), expected {expect.fires}.")
     early = [t for t in times if log.first_event is not None and t < log.first_event]
     if early:
         return CheckResult("fires", False, f"An action fired at {early[0]:g} s, before the first event at "
