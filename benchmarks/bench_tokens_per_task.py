@@ -7,8 +7,9 @@ offline model, in one run:
   pretty-JSON world in every intent and action call (``knowledge_format="full"``);
 * **each agent design** (function-calling, intent-action, react, sage) with
   the retrieval strategy of :mod:`lares_kit.knowledge` (SAGE puts no world
-  dump in its prompts: it reads the home through its tools), and, as a
-  reference for "equal success", function-calling and react with the full dump.
+  dump in its prompts: it reads the home through its tools, so it runs with
+  its own setting, shown as ``own``), and, as a reference for "equal
+  success", function-calling and react with the full dump.
 
 For each it prints the tasks solved and the prompt tokens per solved task
 (all prompt tokens of the solved tasks / their number), and the ratio to the
@@ -32,7 +33,7 @@ os.environ.setdefault("LARES_PROGRESS", "0")
 BASELINE = ("intent-action", "full")
 # Each design with retrieval, and beside it with the full dump: the same design's success without the strategy.
 DESIGNS = [("function-calling", "retrieval"), ("function-calling", "full"), ("intent-action", "retrieval"),
-           ("react", "retrieval"), ("react", "full"), ("sage", "retrieval")]
+           ("react", "retrieval"), ("react", "full"), ("sage", "own")]
 
 
 def run_config(config: tuple[str, str]) -> dict:
@@ -57,7 +58,7 @@ def run_config(config: tuple[str, str]) -> dict:
         try:
             episode = run_agent(task.instruction, scene.home, agent=agent, model="offline", client=client,
                                 user=scene.user, max_steps=task.max_steps, memory=scene.memory,
-                                person=task.setup.user, knowledge_format=strategy)
+                                knowledge_format=None if strategy == "own" else strategy)
         except Exception as exc:  # noqa: BLE001 -- one broken episode must not stop the measurement
             results.append({"task": task.id, "success": False, "prompt_tokens": 0, "error": repr(exc)})
             continue

@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "policy trusts only the sources it lists as trusted (shared-house, townhouse)")
     run.add_argument("--time-of-day", default=None, metavar="TIME",
                      help="when it is said, for the safety policy and the poller's clock: 04:00, 4am, 23:30:00, night...")
-    run.add_argument("--knowledge", choices=["latest", "initial", "none"], default="latest")
+    run.add_argument("--knowledge", choices=["latest", "initial", "none"], default=None,
+                     help="what the agent knows of the home's state (default: the agent's own: latest; sage: none)")
     run.add_argument("--knowledge-format", choices=["full", "compact", "overview", "retrieval"], default=None,
                      help="how the home is written into the prompt (default: the agent's own; notebook 16)")
     run.add_argument("--answer", action="append", default=None, help="a reply for the simulated user (repeatable)")

@@ -161,7 +161,7 @@ def test_function_calling_runs_only_the_first_of_two_calls_unless_parallel(home)
 
 def test_function_calling_parallel_runs_every_call(home):
     two = calls(("set_light", {"light_id": "kitchen-light", "on": True}), ("set_light", {"light_id": "office-light", "on": True}))
-    ep, client = run(home, fc(two, HALT), parallel_tool_calls=True)
+    ep, client = run(home, fc(two, HALT), options={"parallel_tool_calls": True})
     assert client.requests[0]["parallel_tool_calls"] is True
     assert [s.ok for s in ep.tool_calls] == [True, True, True]
     assert home.devices["office-light"].state["on"] is True

@@ -31,7 +31,8 @@ def episode(home):
         call("halt", message_to_user="The bedroom light is on; Bruno is there."),
     ]
     return run_agent("turn on the light for my dog", home, agent="function-calling", model="fake",
-                     client=FakeClient(script), user=ScriptedUser(answers=["Yes"]), parallel_tool_calls=True)
+                     client=FakeClient(script), user=ScriptedUser(answers=["Yes"]),
+                     options={"parallel_tool_calls": True})
 
 
 def test_step_kinds_and_the_truth_after_each_call(episode):

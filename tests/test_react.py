@@ -35,7 +35,7 @@ def test_planner_and_executor_are_separate_calls():
 
 
 def test_the_executor_can_be_another_model():
-    ep = run_agent(MULTI, load_world("smart-building"), agent="react", executor_model="offline-multi",
+    ep = run_agent(MULTI, load_world("smart-building"), agent="react", executor="offline-multi",
                    options={"action_format": "text"})
     assert changed(ep) and ep.status == "done"
 
@@ -47,7 +47,7 @@ def test_the_executor_can_be_another_model():
     ("parallel", "one", True),  # fix 3: parallel calls for independent actions
 ])
 def test_several_actions_after_one_thought(action_format, parser, solved):
-    ep = run_agent(MULTI, load_world("smart-building"), agent="react", executor_model="offline-multi",
+    ep = run_agent(MULTI, load_world("smart-building"), agent="react", executor="offline-multi",
                    options={"action_format": action_format, "parser": parser})
     assert changed(ep) is solved
     if not solved:
@@ -56,7 +56,7 @@ def test_several_actions_after_one_thought(action_format, parser, solved):
 
 
 def test_the_ignored_actions_are_reported_to_the_model():
-    ep = run_agent(MULTI, load_world("smart-building"), agent="react", executor_model="offline-multi",
+    ep = run_agent(MULTI, load_world("smart-building"), agent="react", executor="offline-multi",
                    options={"action_format": "text", "parser": "one"})
     notes = [s.message for s in ep.steps if s.kind == "error"]
     assert notes and notes[0].startswith("Note: your reply had 3 Actions; only the first was run")

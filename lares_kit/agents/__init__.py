@@ -1,8 +1,9 @@
 """Agent loops, by name, and :func:`run_agent`, the one way to run them.
 
 Taught in ``notebooks/03_function_calling_loop.ipynb`` onwards. :data:`AGENTS`
-maps an agent name to its loop; each loop is one function over an
-:class:`~lares_kit.agents.shared.AgentRun` and fits on one screen:
+maps an agent name to its :class:`~lares_kit.agents.registry.AgentSpec`: its
+loop, one function over an :class:`~lares_kit.agents.shared.AgentRun` that
+fits on one screen, and what the design needs around it:
 
 * ``function-calling`` -- all tools offered, the model picks
   (:mod:`~lares_kit.agents.function_calling`);
@@ -14,109 +15,69 @@ maps an agent name to its loop; each loop is one function over an
 * ``sage`` -- SAGE: a coordinator whose tools are sub-agents (device,
   preference, condition), a tree of prompts (:mod:`~lares_kit.agents.sage`).
 
-:func:`run_agent` builds the pieces (model client, Toolbox, Episode), runs
-the loop and returns the Episode. It never raises for what the model does:
-the outcome is in ``episode.status``.
+:func:`run_agent` builds the pieces from the spec (model client, Toolbox,
+prompts, Episode), runs the loop and returns the Episode. It never raises for
+what the model does: the outcome is in ``episode.status``.
 """
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 from typing import Any, Callable
 
-from ..episode import KNOWLEDGE_MODES, Episode
-from ..errors import LaresError
+from ..episode import Episode
 from ..home import Home
-from ..tools import Toolbox
 from ..users import NoUser, User
-from .function_calling import run_function_calling
-from .intent_action import run_intent_action
-from .prompts import GOAL_PROMPT, ROLE_PROMPT
-from .react import MAX_ITERATIONS, run_react, run_react_parallel
-from .sage import run_sage
+from .registry import AGENTS, DEFAULT_MAX_STEPS, AgentSpec, get_agent
 from .shared import AgentRun, Listener, ModelFailed
 
-__all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "run_agent", "get_agent", "AgentRun"]
+__all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "AgentSpec", "run_agent", "get_agent", "AgentRun"]
 
-# agent name -> loop. Later designs (react, sage) add themselves here.
-AGENTS: dict[str, Callable[[AgentRun], None]] = {
-    "function-calling": run_function_calling,
-    "intent-action": run_intent_action,
-    "react": run_react,
-    "react-parallel": run_react_parallel,
-    "sage": run_sage,
-}
-DEFAULT_MAX_STEPS = 20  # Lares allows 20 ticks (its write-up says 10)
-# Agents whose design sets another limit: the smart-building paper stops after 10 rounds.
-AGENT_MAX_STEPS = {"react": MAX_ITERATIONS, "react-parallel": MAX_ITERATIONS}
+_UNSET = object()  # "the home had no time of day", for putting it back after a fired run
 
 
-def get_agent(name: str) -> Callable[[AgentRun], None]:
-    """The loop registered under ``name``; a LaresError lists the known names.
-
-    Examples:
-        >>> get_agent("intent-action").__name__
-        'run_intent_action'
-        >>> get_agent("telepathy")
-        Traceback (most recent call last):
-        ...
-        lares_kit.errors.LaresError: unknown agent 'telepathy'; agents: function-calling, intent-action, react, react-parallel, sage
-    """
-    if name not in AGENTS:
-        raise LaresError(f"unknown agent {name!r}; agents: {', '.join(AGENTS)}")
-    return AGENTS[name]
-
-
-def run_agent(
-    instruction: str,
-    home: Home | str,
-    agent: str = "intent-action",
-    model: str | None = None,
-    client: Any = None,
-    knowledge: str = "latest",
-    user: User | None = None,
-    max_steps: int | None = None,
-    tools: list[Callable[..., str]] | None = None,
-    parallel_tool_calls: bool = False,
-    executor_model: str | None = None,
-    executor_client: Any = None,
-    memory: Any = None,
-    person: str | None = None,
-    options: dict[str, Any] | None = None,
-    source: str | None = None,
-    monitor: Any = None,
-    knowledge_format: str = "full",
-) -> Episode:
+def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", model: str | None = None, *,
+              client: Any = None, user: User | None = None, knowledge: str | None = None,
+              knowledge_format: str | None = None, tools: list[Callable[..., str]] | None = None,
+              max_steps: int | None = None, memory: Any = None, monitor: Any = None, source: str | None = None,
+              executor: str | tuple[str, Any] | None = None, options: dict[str, Any] | None = None) -> Episode:
     """Run one instruction with one agent in one home; return the Episode.
 
     ``home`` is a Home (used as it is: reset it first if you need to) or a
     world id. ``model`` goes through :func:`lares_kit.models.resolve_model`
     (None -> ``$LARES_MODEL`` -> ``"offline"``); ``client`` defaults to
-    ``make_client(model)``. ``knowledge`` is ``latest``, ``initial`` or
-    ``none``. ``user`` answers ``ask_user`` (default: nobody, so a question
-    ends the episode with ``no_answer``). ``tools`` defaults to the home's
-    default tools.
+    ``make_client(model)``. ``user`` answers ``ask_user`` (default: nobody,
+    so a question ends the episode with ``no_answer``).
 
-    ``executor_model`` / ``executor_client``: the react agent's light model
-    that writes Actions (default: ``$LARES_EXECUTOR_MODEL``, else the
-    planner's ``model``). ``memory``: a :class:`~lares_kit.memory.Memory`, a
-    :class:`~lares_kit.memory_store.MemoryStore` or a store file path; the
-    ``recall`` and ``remember_preference`` tools are then offered, and
-    ``person`` (or the Memory's user) is who is talking. The react agent
-    always has a memory (a throwaway one when none is given). ``options``
-    are agent settings (react: ``action_format``, ``parser``). ``monitor``: a
-    :class:`~lares_kit.monitor.Monitor` for persistent commands (the sage
-    agent's condition agent registers conditions with it). ``source``: who gave the instruction
-    (``"owner"`` by default, ``"guest"``, ``"letterbox"``...): the home's
-    safety policy (:mod:`lares_kit.safety`) decides from it what needs
-    confirming or is refused, and the goal tells the model who is speaking.
-    ``knowledge_format``: how the knowledge is put in the prompt -- ``full``
-    (Lares's pretty JSON), ``compact``, ``overview`` (no states, plus the
-    ``get_live_context`` tool) or ``retrieval`` (only the relevant rooms);
-    see :mod:`lares_kit.knowledge`. Except for ``full``, a big home's ids
-    are left out of the tool schemas' enums.
+    What the agent knows and can do: ``knowledge`` is ``latest``,
+    ``initial`` or ``none``; ``knowledge_format`` how it is put in the
+    prompt -- ``full`` (Lares's pretty JSON), ``compact``, ``overview`` (no
+    states, plus the ``get_live_context`` tool) or ``retrieval`` (only the
+    relevant rooms), see :mod:`lares_kit.knowledge`; None means the design's
+    own (sage takes only ``none``: it reads the home through its tools).
+    ``tools`` default to the home's own; ``max_steps`` to the design's limit
+    (react: 10 rounds, as in its paper; others 20).
+
+    Who is speaking and what is kept: ``memory`` is a
+    :class:`~lares_kit.memory.Memory` (its ``user`` is who is talking), a
+    :class:`~lares_kit.memory_store.MemoryStore` or a store file path (then
+    the speaker is the home's ``extra["user"]``, as a benchmark task's
+    ``setup.user`` or ``lares run --person`` sets it); the ``recall`` and
+    ``remember_preference`` tools are then offered. React and sage always
+    have one (a throwaway one when none is given). ``monitor``: a
+    :class:`~lares_kit.monitor.Monitor` for persistent commands (sage's
+    condition agent registers conditions with it; a fired one runs through
+    sage again). ``source``: who gave the instruction (``"owner"`` by
+    default, ``"guest"``, ``"letterbox"``...): the home's safety policy
+    (:mod:`lares_kit.safety`) decides from it what needs confirming or is
+    refused, and the goal tells the model who is speaking.
+
+    The design's own settings: ``executor`` is react's light model that
+    writes Actions, a model name or a ``(name, client)`` pair (default:
+    ``$LARES_EXECUTOR_MODEL``, else ``model``); ``options`` fill the design's
+    options (function-calling: ``parallel_tool_calls``; react:
+    ``action_format``, ``parser``). A setting the design does not take is a
+    LaresError that says so.
 
     Examples:
         >>> from lares_kit import load_world
@@ -127,59 +88,22 @@ def run_agent(
         >>> ep.status, ep.asked != [], home.devices["office-light"].state
         ('done', True, {'on': True})
     """
-    loop = get_agent(agent)
-    from ..knowledge import STRATEGIES, get_live_context, use_id_enums
-
-    if knowledge_format not in STRATEGIES:
-        raise LaresError(f"unknown knowledge format {knowledge_format!r}; formats: {', '.join(STRATEGIES)}")
-    if knowledge not in KNOWLEDGE_MODES:
-        raise LaresError(f"unknown knowledge mode {knowledge!r}; modes: {', '.join(KNOWLEDGE_MODES)}")
-    steps = AGENT_MAX_STEPS.get(agent, DEFAULT_MAX_STEPS) if max_steps is None else max_steps
-    if steps < 1:
-        raise LaresError(f"max_steps must be at least 1, got {steps}")
-    if isinstance(home, str):
-        from ..worlds import load_world
-
-        home = load_world(home)
-    name = model
-    if client is None or model is None:
-        from ..models import make_client, resolve_model
-
-        name = resolve_model(model)
-        if client is None:
-            client = make_client(name)  # fails at once (MissingAPIKey) for a remote model with no key
-    memory = _memory(memory, person, home, agent.startswith("react"))
-    if memory is not None:
-        from ..memory import MEMORY_TOOLS
-        from ..tools import default_tools
-
-        tools = list(tools if tools is not None else default_tools(home))
-        tools += [fn for fn in MEMORY_TOOLS if fn not in tools]
-    if knowledge_format == "overview":  # states are left out of the prompt: the live-context tool reports them
-        from ..tools import default_tools
-
-        tools = list(tools if tools is not None else default_tools(home))
-        tools.insert(max(0, len(tools) - 2), get_live_context)  # before ask_user and halt
-    source = "owner" if source is None else source  # "" is a source nobody trusts, not the owner
-    toolbox = Toolbox(home, tools=tools, user=Listener(user if user is not None else NoUser()), memory=memory,
-                      monitor=monitor, source=source, id_enums=use_id_enums(home, knowledge_format))
-    # The offline model reads "You are talking to <name>." to know whose "my office" this is.
-    goal = GOAL_PROMPT + (f" You are talking to {memory.user}." if memory is not None and memory.user else "")
-    if source != "owner":  # said to the model too; the policy is enforced in the Toolbox regardless
-        goal += f" This instruction comes from {source.strip() or 'an unknown source'}, not from the owner of the home."
-    episode = Episode.start(instruction, home, agent=agent, model=name, knowledge=knowledge, max_steps=steps,
-                            system_prompt=ROLE_PROMPT, goal_prompt=goal, source=source,
+    spec = get_agent(agent)
+    knowledge, knowledge_format, steps = spec.settings(knowledge, knowledge_format, max_steps)
+    opts = spec.make_options(options)
+    home = _home(home)
+    model, client = _client(model, client)
+    episode = Episode.start(instruction, home, agent=agent, model=model, knowledge=knowledge, max_steps=steps,
+                            source="owner" if source is None else source,  # "" is nobody we trust, not the owner
                             knowledge_format=knowledge_format)
-    executor_name = executor_model or os.environ.get("LARES_EXECUTOR_MODEL") or name
-    if executor_client is None and executor_name != name:
-        from ..models import make_client
-
-        executor_client = make_client(executor_name)
-    run = AgentRun(episode, home, toolbox, client, name, steps, parallel_tool_calls,
-                   executor_client=executor_client, executor_model=executor_name, options=dict(options or {}))
+    run = AgentRun(episode, home, None, client, model, steps, opts, **spec.models(executor, model))
+    run.toolbox, episode.system_prompt, episode.goal_prompt = spec.setup(
+        run, tools, Listener(user if user is not None else NoUser()), spec.memory_for(memory, home), monitor)
+    if spec.persistent and monitor is not None and monitor.on_fire is None:
+        monitor.on_fire = lambda firing: _run_fired(run, firing)  # a fired condition runs through this design again
     start = time.perf_counter()
     try:
-        loop(run)
+        spec.loop(run)
     except ModelFailed as exc:
         episode.error = str(exc)
         run.finish("model_error", f"Stopped: the model call failed ({exc}).")
@@ -188,18 +112,43 @@ def run_agent(
     return episode
 
 
-def _memory(memory: Any, person: str | None, home: Home, needed: bool) -> Any:
-    """A Memory from what run_agent was given (None, a Memory, a store or a path); a throwaway one if needed."""
-    from ..memory import Memory, MemoryStore
+def _home(home: Home | str) -> Home:
+    if isinstance(home, str):
+        from ..worlds import load_world
 
-    if isinstance(memory, Memory):
-        if person:
-            memory.user = person
-        return memory
-    if isinstance(memory, (str, Path)):
-        memory = MemoryStore(memory)
-    if isinstance(memory, MemoryStore):
-        return Memory(memory, user=person or "")
-    if memory is None and needed:
-        return Memory(MemoryStore(":memory:"), user=person or "")
-    return memory
+        return load_world(home)
+    return home
+
+
+def _client(model: str | None, client: Any) -> tuple[str, Any]:
+    # The model's name and a client for it: make_client fails at once (MissingAPIKey) for a remote model with no key.
+    if client is None or model is None:
+        from ..models import make_client, resolve_model
+
+        model = resolve_model(model)
+        if client is None:
+            client = make_client(model)
+    return model, client
+
+
+def _run_fired(parent: AgentRun, firing: Any) -> Episode:
+    """The poller's callback: run a fired instruction through the same design again, in the same home.
+
+    It runs as the source that registered the condition (no source: an untrusted one) at the time it
+    fires on the poller's clock -- not as whoever's run set this callback, nor at that run's time: a
+    letterbox's "when the fridge opens, ..." stays the letterbox's, and at 22:01 it is night.
+    """
+    from ..times import clock_text
+
+    home, box = parent.home, parent.toolbox
+    saved = home.extra.get("time_of_day", _UNSET)
+    home.extra["time_of_day"] = clock_text(firing.time)  # what the safety gate of the fired run reads
+    try:
+        return run_agent(firing.instruction, home, parent.episode.agent, parent.model, client=parent.client,
+                         memory=box.memory, monitor=box.monitor, max_steps=parent.max_steps,
+                         source=firing.source or "")
+    finally:
+        if saved is _UNSET:
+            home.extra.pop("time_of_day", None)
+        else:
+            home.extra["time_of_day"] = saved

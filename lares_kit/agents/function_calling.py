@@ -2,16 +2,39 @@
 
 Taught in ``notebooks/03_function_calling_loop.ipynb``. This is the pattern
 of the OpenAI docs: every tool is offered with ``tool_choice="auto"``; the
-model calls one (or several when ``parallel_tool_calls`` is on), each result
+model calls one (or several with ``options={"parallel_tool_calls": True}``), each result
 goes back as a tool message, and it goes round again until the model calls
 ``halt`` or the step limit is reached. One step is one model turn.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from ..errors import LaresError
 from .shared import AgentRun
 
-__all__ = ["run_function_calling"]
+__all__ = ["run_function_calling", "FunctionCallingOptions"]
+
+
+@dataclass(frozen=True)
+class FunctionCallingOptions:
+    """The loop's one setting, from ``run_agent(..., options={...})``.
+
+    Examples:
+        >>> FunctionCallingOptions(parallel_tool_calls=True).parallel_tool_calls
+        True
+        >>> FunctionCallingOptions(parallel_tool_calls="yes")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: option parallel_tool_calls must be true or false, not 'yes'
+    """
+
+    parallel_tool_calls: bool = False  # let the model call several tools in one reply, and run them all
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.parallel_tool_calls, bool):
+            raise LaresError(f"option parallel_tool_calls must be true or false, not {self.parallel_tool_calls!r}")
 
 
 def run_function_calling(run: AgentRun) -> None:
@@ -24,10 +47,11 @@ def run_function_calling(run: AgentRun) -> None:
         ('done', {'on': True})
     """
     tools = run.toolbox.schemas()  # all of them, every turn
+    parallel = run.options.parallel_tool_calls  # a FunctionCallingOptions
     for turn in range(1, run.max_steps + 1):
-        reply = run.ask_model(turn, "turn", tools, tool_choice="auto")
+        reply = run.ask_model(turn, "turn", tools, tool_choice="auto", parallel=parallel)
         if reply is None:
             continue  # no usable call: recorded as an error step, the turn is lost
-        if run.run_calls(turn, reply, one_only=not run.parallel_tool_calls):
+        if run.run_calls(turn, reply, one_only=not parallel):
             return  # halt, or a question nobody answered
     run.finish("step_limit", f"Stopped: {run.max_steps} steps used up before the agent called halt.")

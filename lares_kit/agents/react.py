@@ -34,16 +34,17 @@ why Prompt B carries them (a real light model mostly needs the Thought).
 from __future__ import annotations
 
 import json
-import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..steps import Action, LLMCall, Thought, ToolCall
-from .react_parser import Parsed, parse_actions, parse_thought, ignored_note
-from .shared import AgentRun, ModelFailed
+from ..contract import speaker_line
+from ..errors import LaresError
+from ..steps import Action, Thought, ToolCall
+from .react_parser import POLICIES, Parsed, ignored_note, parse_actions, parse_thought
+from .shared import AgentRun
 
 __all__ = ["ReactOptions", "run_react", "run_react_parallel", "describe_tools", "prompt_a", "prompt_b",
-           "action_format", "rounds", "MAX_ITERATIONS"]
+           "action_format", "rounds", "MAX_ITERATIONS", "ACTION_FORMATS"]
 
 MAX_ITERATIONS = 10  # the paper's limit on Thought-Action-Observation rounds
 ACTION_FORMATS = ("json_schema", "text", "parallel")
@@ -82,13 +83,29 @@ _RULES = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReactOptions:
-    """How the react agent talks to its models; ``run_agent(..., options={...})`` sets them."""
+    """How the react agent talks to its models; ``run_agent(..., options={...})`` sets them.
 
-    action_format: str = "json_schema"  # "json_schema" | "text" | "parallel"
-    parser: str = "one"  # how a text reply with several Actions is read: "one" | "naive"
+    Examples:
+        >>> ReactOptions(action_format="text", parser="naive").parser
+        'naive'
+        >>> ReactOptions(action_format="bogus")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: option action_format must be one of json_schema, text, parallel; got 'bogus'
+    """
+
+    action_format: str = "json_schema"  # one of ACTION_FORMATS
+    parser: str = "one"  # how a text reply with several Actions is read: one of POLICIES ("one", "naive", "all")
     max_iterations: int = MAX_ITERATIONS
+
+    def __post_init__(self) -> None:
+        for name, known in (("action_format", ACTION_FORMATS), ("parser", POLICIES)):
+            if getattr(self, name) not in known:
+                raise LaresError(f"option {name} must be one of {', '.join(known)}; got {getattr(self, name)!r}")
+        if not isinstance(self.max_iterations, int) or isinstance(self.max_iterations, bool) or self.max_iterations < 1:
+            raise LaresError(f"option max_iterations must be a whole number of at least 1; got {self.max_iterations!r}")
 
 
 def describe_tools(schemas: list[dict[str, Any]]) -> str:
@@ -109,8 +126,7 @@ def describe_tools(schemas: list[dict[str, Any]]) -> str:
 
 
 def _speaker(run: AgentRun) -> str:
-    user = getattr(run.toolbox.memory, "user", "")
-    return f" You are talking to {user}." if user else ""
+    return speaker_line(getattr(run.toolbox.memory, "user", ""))
 
 
 def _knowledge(run: AgentRun) -> list[dict[str, str]]:
@@ -184,44 +200,9 @@ def action_format(names: list[str], fmt: str) -> dict[str, Any] | None:
                                                    "schema": schema}}
 
 
-def _complete(run: AgentRun, phase: str, turn: int, messages: list[dict[str, str]], **extra: Any) -> str:
-    """One text completion; usage recorded under ``phase``; ModelFailed if the request fails."""
-    executor = phase == "action"
-    client = (run.executor_client or run.client) if executor else run.client
-    model = (run.executor_model or run.model) if executor else run.model
-    start = time.perf_counter()
-    try:
-        response = client.chat.completions.create(model=model, messages=messages, **extra)
-        text = (response.choices[0].message.content or "") if response.choices else ""
-    except Exception as exc:  # APIError after retries, a timeout, a reply that is not a completion
-        run.episode.llm_calls.append(LLMCall(phase, turn, seconds=time.perf_counter() - start,
-                                             error=f"{type(exc).__name__}: {exc}"))
-        raise ModelFailed(f"{type(exc).__name__}: {exc}") from exc
-    usage = response.usage
-    run.episode.llm_calls.append(LLMCall(phase, turn, getattr(usage, "prompt_tokens", 0) or 0,
-                                         getattr(usage, "completion_tokens", 0) or 0, time.perf_counter() - start))
-    return text
-
-
-@dataclass
-class _Fn:
-    name: str
-    arguments: str
-
-
-@dataclass
-class _Call:  # shaped like an SDK tool call, so AgentRun.execute can run it
-    id: str
-    function: _Fn
-
-
 def _run(run: AgentRun, turn: int, tool: str, arguments: dict[str, Any]) -> bool:
-    """Execute one Action through the tool manager; True when the episode ended."""
-    ended = run.execute(turn, _Call(f"call_{turn}_{len(run.episode.steps)}", _Fn(tool, json.dumps(arguments))))
-    step = run.episode.steps[-1]
-    if type(step) is ToolCall:  # shown as Action / Observation (questions and the halt keep their own look)
-        run.episode.steps[-1] = Action(**{f.name: getattr(step, f.name) for f in fields(step)})
-    return ended
+    """Execute one Action through the tool manager, shown as Action / Observation; True when the episode ended."""
+    return run.call(turn, tool, json.dumps(arguments), step=Action)
 
 
 def run_react(run: AgentRun) -> None:
@@ -233,7 +214,7 @@ def run_react(run: AgentRun) -> None:
         >>> [s.kind for s in ep.steps], ep.status
         (['thought', 'action', 'thought', 'final'], 'done')
     """
-    opts = ReactOptions(**run.options)
+    opts = run.options  # a ReactOptions
     memory = run.toolbox.memory
     history = memory.messages() if memory is not None else []  # chat history: earlier turns of this session
     if memory is not None:
@@ -250,7 +231,7 @@ def run_react(run: AgentRun) -> None:
 def _loop(run: AgentRun, opts: ReactOptions, tools: str, history: list[dict[str, str]]) -> None:
     limit = min(run.max_steps, opts.max_iterations)
     for turn in range(1, limit + 1):
-        planned = parse_thought(_complete(run, "thought", turn, prompt_a(run, tools, history), stop=["\nAction:"]))
+        planned = parse_thought(run.ask_text(turn, "thought", prompt_a(run, tools, history), stop=["\nAction:"]))
         run.episode.steps.append(Thought(planned.thought or planned.error, turn))
         if planned.final_answer is not None:
             _run(run, turn, "halt", {"message_to_user": planned.final_answer})
@@ -276,13 +257,13 @@ def _act(run: AgentRun, opts: ReactOptions, turn: int, tools: str) -> Parsed:
     extra = {}
     if (schema := action_format(run.toolbox.names, fmt)) is not None:
         extra["response_format"] = schema
-    text = _complete(run, "action", turn, prompt_b(run, tools, fmt), **extra)
+    text = run.ask_text(turn, "action", prompt_b(run, tools, fmt), executor=True, **extra)
     return parse_actions(text, "all" if fmt == "parallel" else opts.parser)
 
 
 def run_react_parallel(run: AgentRun) -> None:
     """The react agent with parallel function calls: independent Actions run in one round."""
-    run.options = {**run.options, "action_format": "parallel"}
+    run.options = replace(run.options, action_format="parallel")
     run_react(run)
 
 

@@ -67,8 +67,6 @@ from .scenarios import LARES_SCENARIOS
 
 __all__ = ["cli_run", "cli_demo", "check_person", "check_time_of_day"]
 
-# Agents that read who is talking without a memory store: sage (the speaker) and react (its own memory).
-PERSON_WITHOUT_MEMORY = ("sage", "react", "react-parallel")
 # What --json adds beside the fixed keys when a poller was used.
 PERSISTENT_KEYS = ("conditions", "events", "firings", "notices", "state_after_events")
 
@@ -113,12 +111,12 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
     from ..bench.events import parse_event_texts, play_events
     from ..monitor import Monitor
 
-    get_agent(args.agent)  # an unknown agent is the first thing to say
+    spec = get_agent(args.agent)  # an unknown agent is the first thing to say
     home = load_world(args.world).reset(seed=args.seed)
     memory = getattr(args, "memory", None)
     person = check_person(getattr(args, "person", None), home, args.agent, memory)
     if person:
-        home.extra["user"] = person  # who gives the instruction, as a benchmark task's setup.user
+        home.extra["user"] = person  # who gives the instruction, as a benchmark task's setup.user: the memory's user
     when = check_time_of_day(getattr(args, "time_of_day", None))
     if when is not None:
         home.extra["time_of_day"] = when  # as a task's setup.time_of_day: the safety policy and the poller read it
@@ -132,14 +130,12 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
 
         memory = memory_path(home.id)
     # The poller: sage's condition agent registers with it; events play against it after the episode.
-    monitor = Monitor(home) if args.agent == "sage" or events else None
+    monitor = Monitor(home) if spec.persistent or events else None
     try:
         episode = run_agent(args.instruction, home, agent=args.agent, model=args.model, knowledge=args.knowledge,
-                            user=user, max_steps=args.max_steps,
-                            executor_model=getattr(args, "executor_model", None), memory=memory, person=person,
-                            monitor=monitor, source=source,
-                            **({"knowledge_format": args.knowledge_format}
-                               if getattr(args, "knowledge_format", None) else {}))
+                            knowledge_format=getattr(args, "knowledge_format", None), user=user,
+                            max_steps=args.max_steps, memory=memory, monitor=monitor, source=source,
+                            executor=getattr(args, "executor_model", None))
         log = play_events(events, home, monitor) if events else None
         persistent = _persistent(monitor, events, log, home) if monitor is not None else None
     finally:
@@ -205,7 +201,7 @@ def check_person(person: str | None, home: Home, agent: str, memory: Any = None)
             raise LaresError(f"{home.id} knows these people: {', '.join(known)}; "
                              f"--person {person!r} is not one of them.")
         person = match
-    if agent not in PERSON_WITHOUT_MEMORY and not memory:
+    if not get_agent(agent).memory and not memory:  # react and sage always keep a memory for the speaker
         raise LaresError(f"{agent} reads --person only from its memory: add --memory (the home's memory store), "
                          "or use --agent sage or --agent react.")
     return person
@@ -268,7 +264,7 @@ def _first_value(monitor: Any, condition_id: str) -> bool | None:
 def _persistent_text(episode: Any, data: dict[str, Any] | None, agent: str) -> str:
     """The transcript's tail: registered conditions with their verdicts, then events and firings in time order."""
     from ..bench.events import SETTLE_TICKS
-    from ..models.sage_conditions import is_persistent
+    from ..models.offline.sage_conditions import is_persistent
 
     lines: list[str] = []
 

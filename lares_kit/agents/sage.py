@@ -19,11 +19,14 @@ agents with their own prompt and tools:
   when it fires, the stored instruction runs through this agent again;
 * plus ``tv_guide``, ``weather`` (:mod:`lares_kit.guide`), ``ask_user``, ``halt``.
 
-Each agent in the tree is the same function-calling loop (one screen, one
-stop rule: ``halt``, a step limit); a sub-agent's answer is its ``halt``
+Each agent in the tree -- the coordinator too -- is the same function-calling
+loop (:func:`~lares_kit.agents.function_calling.run_function_calling`: one
+screen, one stop rule: ``halt``, a step limit); a sub-agent's answer is its ``halt``
 message, and its model calls are counted in the coordinator's Episode. The
 coordinator gets no WORLD KNOWLEDGE dump -- what it knows about the home
-comes through its tools, which is SAGE's point.
+comes through its tools, which is SAGE's point: its only knowledge mode is
+``none``. :func:`sage_setup` builds the coordinator's tools and prompts for
+:func:`~lares_kit.agents.run_agent`, and :func:`run_sage` runs it.
 
 Every agent of the tree shares the run's safety gate (:mod:`lares_kit.safety`):
 the same source and time of day. A device change the policy holds back for
@@ -38,18 +41,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..contract import speaker_line
 from ..device_api import DEVICE_API_TOOLS, device_capabilities, get_attribute, get_capability_docs, list_devices
 from ..disambiguation import find_device
 from ..episode import Episode
+from ..errors import LaresError
 from ..guide import GUIDE_TOOLS
-from ..monitor import PERSISTENT_TOOLS, Firing
-from ..profiles import PREFERENCE_TOOLS, memory_for, residents, seed_memory, speaker
+from ..monitor import PERSISTENT_TOOLS
+from ..profiles import PREFERENCE_TOOLS, residents, seed_memory, speaker
 from ..tools import Toolbox, ask_user, halt, read_device, set_device
 from ..users import NoUser
-from .function_calling import run_function_calling
+from .function_calling import FunctionCallingOptions, run_function_calling
 from .shared import AgentRun
 
-__all__ = ["run_sage", "SageTree", "COORDINATOR_PROMPT", "SUB_AGENTS", "SUB_AGENT_MAX_STEPS", "UNDOCUMENTED", "CONFIRM_PROMPT"]
+__all__ = ["run_sage", "sage_setup", "SageTree", "COORDINATOR_PROMPT", "SUB_AGENTS", "SUB_AGENT_MAX_STEPS",
+           "UNDOCUMENTED", "CONFIRM_PROMPT"]
 
 COORDINATOR_PROMPT = (
     "You are SAGE, the assistant of a smart home. You do not see the devices directly: hand device work to "
@@ -67,7 +73,8 @@ GOAL = "Carry out the request that follows, one tool call at a time."
 
 def _goal(person: str) -> str:
     # "You are talking to X." only when we know X: the offline model fills user_profile(person=...) from it.
-    return GOAL + (f" You are talking to {person}." if person else "")
+    return GOAL + speaker_line(person)
+
 
 # sub-agent -> (its role prompt, its tools). Each ends with halt, whose message is its answer.
 SUB_AGENTS: dict[str, tuple[str, list[Callable[..., str]]]] = {
@@ -92,12 +99,15 @@ UNDOCUMENTED = ((" A device that documents no capabilities is read with read_dev
                  "If the home's safety policy needs the person's confirmation, do nothing more and halt with the "
                  "question to ask them."), [read_device, set_device])
 SUB_AGENT_MAX_STEPS = 15  # a sub-agent's own step limit (all the lights: one command each)
-_UNSET = object()  # "the home had no time of day", for putting it back after a fired run
 
 
 @dataclass
 class SageTree:
-    """What the sub-agent tools of one run share: the run, the speaker's memory, the poller, the trace."""
+    """What the sub-agent tools of one run share: the run, the speaker's memory, the poller, the trace.
+
+    A fired persistent command runs through SAGE again by
+    :func:`lares_kit.agents.run_agent` (the design's ``persistent`` spec).
+    """
 
     run: AgentRun
     memory: Any  # lares_kit.memory.Memory of the speaker, over a seeded store
@@ -117,7 +127,8 @@ class SageTree:
         episode = Episode.start(request, parent.home, agent=f"sage/{kind}", model=parent.model, knowledge="none",
                                 max_steps=SUB_AGENT_MAX_STEPS, system_prompt=prompt,
                                 goal_prompt=_goal(self.memory.user))
-        sub = AgentRun(episode, parent.home, box, parent.client, parent.model, SUB_AGENT_MAX_STEPS)
+        sub = AgentRun(episode, parent.home, box, parent.client, parent.model, SUB_AGENT_MAX_STEPS,
+                       options=FunctionCallingOptions())
         run_function_calling(sub)  # a ModelFailed here ends the whole run, as in the coordinator
         episode.final_state = parent.home.truth()
         self.sub_episodes.append(episode)
@@ -130,29 +141,6 @@ class SageTree:
         answer = episode.final_message if episode.status == "done" else \
             f"The {kind} agent stopped without an answer ({episode.status}): {episode.final_message}"
         return answer + (f"\n(The {kind} agent called: {calls}.)" if calls else "")
-
-    def rerun(self, firing: Firing) -> Episode:
-        """The poller's callback: run a fired instruction through SAGE again, in the same home.
-
-        It runs as the source that registered the condition (no source: an untrusted one) at the time it
-        fires on the poller's clock -- not as whoever's run set this callback, nor at that run's time: a
-        letterbox's "when the fridge opens, ..." stays the letterbox's, and at 22:01 it is night.
-        """
-        from ..times import clock_text
-        from . import run_agent
-
-        home = self.run.home
-        saved = home.extra.get("time_of_day", _UNSET)
-        home.extra["time_of_day"] = clock_text(firing.time)  # what the safety gate of the fired run reads
-        try:
-            return run_agent(firing.instruction, home, agent="sage", model=self.run.model,
-                             client=self.run.client, memory=self.memory, monitor=self.monitor,
-                             max_steps=self.run.max_steps, source=firing.source or "")
-        finally:
-            if saved is _UNSET:
-                home.extra.pop("time_of_day", None)
-            else:
-                home.extra["time_of_day"] = saved
 
 
 def _tools(tree: SageTree) -> list[Callable[..., str]]:
@@ -187,8 +175,28 @@ def _tools(tree: SageTree) -> list[Callable[..., str]]:
     return [*tools, *GUIDE_TOOLS, ask_user, halt]
 
 
+def sage_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any, memory: Any,
+               monitor: Any) -> tuple[Toolbox, str, str]:
+    """The coordinator's Toolbox (its sub-agents as tools), role prompt and goal, for one run.
+
+    ``memory`` is the speaker's (run_agent always gives one): the residents'
+    profiles are written into its store once, and with no speaker named it
+    speaks for the home's (:func:`lares_kit.profiles.speaker`).
+    """
+    if tools is not None:
+        raise LaresError("sage builds its own tools (its sub-agents are its tools): leave tools out, or use "
+                         "agent='function-calling' or 'intent-action' with your tools.")
+    if residents(run.home):
+        seed_memory(run.home, memory.store)  # the residents' profiles, once per store
+    if not memory.user:
+        memory.user = speaker(run.home)
+    tree = SageTree(run, memory, monitor)
+    box = Toolbox(run.home, tools=_tools(tree), user=user, memory=memory, monitor=monitor, source=run.episode.source)
+    return box, COORDINATOR_PROMPT + (CONFIRM_PROMPT if box.safety else ""), _goal(memory.user)
+
+
 def run_sage(run: AgentRun) -> None:
-    """Run the coordinator until ``halt``, a question with no answer, or ``run.max_steps`` turns.
+    """Run the coordinator (the function-calling loop) until ``halt``, a question with no answer, or ``run.max_steps``.
 
     Examples:
         >>> from lares_kit import load_world, run_agent
@@ -199,34 +207,10 @@ def run_sage(run: AgentRun) -> None:
         >>> [s.tool for s in ep.steps]
         ['device_agent', 'halt']
     """
-    memory = run.toolbox.memory if run.toolbox.memory is not None else memory_for(run.home)
-    if residents(run.home):
-        seed_memory(run.home, memory.store)  # the residents' profiles, once per store
-    if not memory.user:
-        memory.user = speaker(run.home)
-    tree = SageTree(run, memory, run.toolbox.monitor)
-    if tree.monitor is not None and tree.monitor.on_fire is None:
-        tree.monitor.on_fire = tree.rerun  # a fired condition runs its instruction through SAGE again
-    run.toolbox = Toolbox(run.home, tools=_tools(tree), user=run.toolbox.user, memory=memory, monitor=tree.monitor,
-                          source=run.toolbox.source, safety=run.toolbox.safety)  # keep who is speaking
-    run.episode.knowledge = "none"  # SAGE reads the home through its tools, not a state dump
-    run.episode.system_prompt = COORDINATOR_PROMPT + (CONFIRM_PROMPT if run.toolbox.safety else "")
-    run.episode.goal_prompt = _goal(memory.user)
+    memory = run.toolbox.memory
     try:
-        _coordinate(run)
+        run_function_calling(run)
     finally:
         # The request becomes a past request once it is served, not before: the preference agent must
         # not read the request it is answering as something the person "often asks about".
         memory.store.add("user", run.episode.instruction, user=memory.user, session=memory.session)
-
-
-def _coordinate(run: AgentRun) -> None:
-    # The coordinator's loop: one screen, one stop rule (halt or an unanswered question), a step limit.
-    tools = run.toolbox.schemas()
-    for turn in range(1, run.max_steps + 1):
-        reply = run.ask_model(turn, "turn", tools, tool_choice="auto")
-        if reply is None:
-            continue  # no usable call: recorded as an error step, the turn is lost
-        if run.run_calls(turn, reply, one_only=True):
-            return  # halt, or a question nobody answered
-    run.finish("step_limit", f"Stopped: {run.max_steps} steps used up before the agent called halt.")

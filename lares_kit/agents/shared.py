@@ -8,9 +8,13 @@ the loop itself fits on one screen:
 * :meth:`AgentRun.ask_model` rebuilds the messages from the Episode's steps,
   makes one request, records its usage, and turns an unusable reply (no
   choices, no function call) into an :class:`~lares_kit.steps.Error` step;
+  :meth:`AgentRun.ask_text` asks for plain text (the ReAct Thought and
+  Action). Both go through :meth:`AgentRun.request`, the one place a model
+  is called;
 * :meth:`AgentRun.run_calls` runs the reply's calls through the Toolbox and
   records each as a :class:`~lares_kit.steps.ToolCall` with the truth after
   it; calls that were not allowed get an error result instead of running.
+  :meth:`AgentRun.call` runs one call given by name (the ReAct Action).
 
 A request that fails (``openai.APIError`` after the client's own retries)
 raises :class:`ModelFailed`, which :func:`lares_kit.agents.run_agent` turns
@@ -31,7 +35,7 @@ from ..steps import Error, Final, LLMCall, Question, ToolCall
 from ..tools import Toolbox
 from ..users import NoAnswer, User
 
-__all__ = ["AgentRun", "ModelFailed", "Listener"]
+__all__ = ["AgentRun", "ModelFailed", "Listener", "NoOptions"]
 
 
 class ModelFailed(Exception):
@@ -58,6 +62,11 @@ class Listener:
         return self.last
 
 
+@dataclass(frozen=True)
+class NoOptions:
+    """The settings of a design that has none (``run_agent(..., options=)`` must then be empty)."""
+
+
 @dataclass
 class AgentRun:
     """One run in progress: the Episode being written, the home, the tools and the model."""
@@ -68,25 +77,58 @@ class AgentRun:
     client: Any  # an openai.OpenAI, or anything with .chat.completions.create(**request)
     model: str
     max_steps: int = 20
-    parallel_tool_calls: bool = False
-    # The react agent's second model (the light model that writes Actions), and its options.
+    # The design's settings: a dataclass run_agent fills from options= (function-calling: parallel calls;
+    # react: action_format, parser).
+    options: Any = field(default_factory=NoOptions)
+    # The react agent's second model (the light model that writes Actions).
     executor_client: Any = None  # None: the planner's client
     executor_model: str = ""  # "": the planner's model
-    options: dict[str, Any] = field(default_factory=dict)  # agent-specific settings (react: parser, action_format)
 
     # --------------------------------------------------------------- model
-    def ask_model(self, turn: int, phase: str, tools: list[dict[str, Any]], tool_choice: Any) -> Any | None:
-        """Ask the model once; return its message when it holds a function call, else None.
+    def ask_model(self, turn: int, phase: str, tools: list[dict[str, Any]], tool_choice: Any,
+                  parallel: bool = False) -> Any | None:
+        """Ask the model once with ``tools``; return its message when it holds a function call, else None.
 
-        A reply with no choices or no call is recorded as an Error step (the
-        turn is lost, as in Lares). Raises :class:`ModelFailed` if the request fails.
+        The messages are rebuilt from the Episode. A reply with no choices or
+        no call is recorded as an Error step (the turn is lost, as in Lares).
+        ``parallel``: the request's ``parallel_tool_calls``. Raises
+        :class:`ModelFailed` if the request fails.
         """
-        messages = self.episode.messages(self.home)
-        request = {"model": self.model, "messages": messages, "tools": tools, "tool_choice": tool_choice,
-                   "parallel_tool_calls": self.parallel_tool_calls}
+        message = self.request(turn, phase, self.episode.messages(self.home), tools=tools, tool_choice=tool_choice,
+                               parallel_tool_calls=parallel)
+        if message is None:
+            self.error(turn, "The model sent an empty reply (no choices).")
+            return None
+        if not message.tool_calls:
+            self.error(turn, "Your reply had no function call. Reply by calling one of the functions; "
+                             "call halt when the task is done.", reply=message.content or "")
+            return None
+        return message
+
+    def ask_text(self, turn: int, phase: str, messages: list[dict[str, Any]], *, executor: bool = False,
+                 **params: Any) -> str:
+        """Ask for plain text (no tools); the reply's text, "" when it has none.
+
+        ``executor``: ask the light model (react's Action writer) instead of
+        the main one. ``params`` go into the request (``stop``, ``response_format``).
+        """
+        message = self.request(turn, phase, messages, executor=executor, **params)
+        return (message.content or "") if message is not None else ""
+
+    def request(self, turn: int, phase: str, messages: list[dict[str, Any]], *, executor: bool = False,
+                **params: Any) -> Any | None:
+        """The one model call of every loop: send one request, record its usage; the first choice's message.
+
+        None when the reply has no choices. Usage is recorded under ``phase``;
+        a server that sends none has the request counted here (a documented
+        estimate, :func:`lares_kit.models.tokens.count_request`). Raises
+        :class:`ModelFailed` if the request fails.
+        """
+        client = (self.executor_client or self.client) if executor else self.client
+        model = (self.executor_model or self.model) if executor else self.model
         start = time.perf_counter()
         try:
-            response = self.client.chat.completions.create(**request)
+            response = client.chat.completions.create(model=model, messages=messages, **params)
             choices = list(response.choices or [])
             message = choices[0].message if choices else None
             usage = response.usage
@@ -99,15 +141,8 @@ class AgentRun:
         else:  # some local servers send no usage; count the request ourselves
             from ..models.tokens import count_request
 
-            prompt, completion = count_request(messages, tools), 0
+            prompt, completion = count_request(messages, params.get("tools")), 0
         self.episode.llm_calls.append(LLMCall(phase, turn, prompt, completion, time.perf_counter() - start))
-        if message is None:
-            self.error(turn, "The model sent an empty reply (no choices).")
-            return None
-        if not message.tool_calls:
-            self.error(turn, "Your reply had no function call. Reply by calling one of the functions; "
-                             "call halt when the task is done.", reply=message.content or "")
-            return None
         return message
 
     # --------------------------------------------------------------- calls
@@ -131,23 +166,33 @@ class AgentRun:
         return False
 
     def execute(self, turn: int, call: Any, text: str = "") -> bool:
-        """Dispatch one call and record it; True when it ended the episode (halt, no answer)."""
-        name, raw, call_id = _name(call), _raw(call), self._call_id(turn, call)
+        """Dispatch one call of a reply and record it; True when it ended the episode (halt, no answer)."""
+        return self.call(turn, _name(call), _raw(call), text, call_id=getattr(call, "id", ""))
+
+    def call(self, turn: int, name: str, raw: str, text: str = "", *, call_id: str = "",
+             step: type[ToolCall] = ToolCall) -> bool:
+        """Run one call -- a tool name and its arguments as JSON text -- and record it; True when it ended the episode.
+
+        A question is recorded as a Question and the halt as a Final; any other
+        call as ``step`` (a ToolCall, or react's Action, which shows as
+        Action / Observation).
+        """
+        call_id = self._call_id(turn, call_id)
         self.home.mark_changes()  # the home notes what the call changes: cheap even with 5,000 devices
         try:
             obs = self.toolbox.dispatch(name, raw)
         except NoAnswer as exc:
-            step = Question(name, _json_object(raw), f"Error: no answer ({exc}).", ok=False, turn=turn,
-                            call_id=call_id, raw_arguments=raw, text=text, after=self.truth_after())
-            self.episode.steps.append(step)
-            self.finish("no_answer", f"Stopped: the agent asked {step.question!r} and got no answer.")
+            asked = Question(name, _json_object(raw), f"Error: no answer ({exc}).", ok=False, turn=turn,
+                             call_id=call_id, raw_arguments=raw, text=text, after=self.truth_after())
+            self.episode.steps.append(asked)
+            self.finish("no_answer", f"Stopped: the agent asked {asked.question!r} and got no answer.")
             return True
-        kind = Final if obs.final else Question if name == "ask_user" and obs.ok else ToolCall
-        step = kind(obs.tool, obs.arguments, obs.content, ok=obs.ok, turn=turn, call_id=call_id,
-                    raw_arguments=raw, text=text, after=self.truth_after())
-        if isinstance(step, Question):
-            step.answer = getattr(self.toolbox.user, "last", None)
-        self.episode.steps.append(step)
+        kind = Final if obs.final else Question if name == "ask_user" and obs.ok else step
+        record = kind(obs.tool, obs.arguments, obs.content, ok=obs.ok, turn=turn, call_id=call_id,
+                      raw_arguments=raw, text=text, after=self.truth_after())
+        if isinstance(record, Question):
+            record.answer = getattr(self.toolbox.user, "last", None)
+        self.episode.steps.append(record)
         if obs.final:
             self.finish("done", obs.text)
         return obs.final
@@ -158,13 +203,13 @@ class AgentRun:
         self.home.mark_changes()  # nothing runs: no device changes
         self.episode.steps.append(ToolCall(
             _name(call), _json_object(raw), f"Error: {reason}", ok=False, turn=turn,
-            call_id=self._call_id(turn, call),
+            call_id=self._call_id(turn, getattr(call, "id", "")),
             raw_arguments=raw, text=text, after=self.truth_after()))
 
     # ------------------------------------------------------------- records
-    def _call_id(self, turn: int, call: Any) -> str:
+    def _call_id(self, turn: int, given: str | None) -> str:
         # Some servers send calls without ids; the history still needs one to pair call and result.
-        return getattr(call, "id", "") or f"call_{turn}_{len(self.episode.steps)}"
+        return given or f"call_{turn}_{len(self.episode.steps)}"
 
     def truth_after(self, before: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
         """The truth now, for replay: devices that changed since ``before``, robot, items, sightings.

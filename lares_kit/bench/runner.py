@@ -136,7 +136,7 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
         >>> rec["success"], rec["steps"], rec["oracle_steps"], rec["error"]
         (True, 2, 2, None)
     """
-    from ..agents import run_agent
+    from ..agents import get_agent, run_agent
 
     task = job.task
     scene = set_stage(task, world, job.seed)
@@ -150,9 +150,13 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
     monitor = Monitor(scene.home, isolation="inline") if task.events else None
     log = None
     try:
+        # The bench's knowledge mode is for the designs that put the home in their prompt; one that takes
+        # another (sage reads the home through its tools) runs with its own, and the record keeps the bench's.
+        knowledge = job.knowledge if job.knowledge in get_agent(job.agent).knowledge else None
+        # The speaker (task.setup.user) is in scene.home.extra["user"] and scene.memory's user.
         episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
-                            knowledge=job.knowledge, user=scene.user, max_steps=task.max_steps,
-                            memory=scene.memory, person=task.setup.user, monitor=monitor, source=task.setup.source)
+                            knowledge=knowledge, user=scene.user, max_steps=task.max_steps,
+                            memory=scene.memory, monitor=monitor, source=task.setup.source)
         if monitor is not None:
             log = play_events(task.events, scene.home, monitor)
     except Exception as exc:  # noqa: BLE001 -- a broken agent or client must not stop the other episodes

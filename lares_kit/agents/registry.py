@@ -1,0 +1,196 @@
+"""The agent designs, one small spec each: what :func:`~lares_kit.agents.run_agent` builds around a loop.
+
+Taught in ``notebooks/03_function_calling_loop.ipynb`` onwards. A loop is
+one function over an :class:`~lares_kit.agents.shared.AgentRun`; its
+:class:`AgentSpec` says what else the design is: its step limit, the
+knowledge modes and formats it can take, whether it always keeps a memory,
+whether a second model writes its actions, which options it reads, and how
+it builds its tools and prompts. ``run_agent`` reads the spec and knows no
+agent by name, so adding a design is adding a spec to :data:`AGENTS`.
+
+A combination a design does not support (``sage`` with knowledge
+``latest``, ``intent-action`` with an executor model, an unknown option)
+is a :class:`~lares_kit.errors.LaresError` that says so and what to do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..contract import source_line, speaker_line
+from ..episode import KNOWLEDGE_MODES
+from ..errors import LaresError
+from ..home import Home
+from ..knowledge import STRATEGIES, get_live_context, use_id_enums
+from ..memory import MEMORY_TOOLS, Memory, MemoryStore
+from ..tools import Toolbox, default_tools
+from .function_calling import FunctionCallingOptions, run_function_calling
+from .intent_action import run_intent_action
+from .prompts import GOAL_PROMPT, ROLE_PROMPT
+from .react import MAX_ITERATIONS, ReactOptions, run_react, run_react_parallel
+from .sage import run_sage, sage_setup
+from .shared import AgentRun, NoOptions
+
+__all__ = ["AgentSpec", "AGENTS", "DEFAULT_MAX_STEPS", "get_agent", "lares_setup"]
+
+DEFAULT_MAX_STEPS = 20  # Lares allows 20 ticks (its write-up says 10)
+
+
+def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any, memory: Any,
+                monitor: Any) -> tuple[Toolbox, str, str]:
+    """The Lares designs' Toolbox, role prompt and goal for one run (function-calling, intent-action, react).
+
+    ``tools`` default to the home's own; a memory adds ``recall`` and
+    ``remember_preference``, the ``overview`` format adds
+    ``get_live_context`` (the prompt then has no states). The goal names the
+    speaker (the memory's user) and a source other than the owner.
+
+    Examples:
+        >>> from lares_kit import load_world, run_agent
+        >>> ep = run_agent("hello", load_world("lares-home"), knowledge_format="overview", source="guest")
+        >>> ep.goal_prompt.endswith("This instruction comes from guest, not from the owner of the home.")
+        True
+    """
+    home, episode = run.home, run.episode
+    tools = list(tools if tools is not None else default_tools(home))  # built once, here
+    if memory is not None:
+        tools += [fn for fn in MEMORY_TOOLS if fn not in tools]
+    if episode.knowledge_format == "overview":  # states are left out of the prompt: the live-context tool reports them
+        tools.insert(max(0, len(tools) - 2), get_live_context)  # before ask_user and halt
+    box = Toolbox(home, tools=tools, user=user, memory=memory, monitor=monitor, source=episode.source,
+                  id_enums=use_id_enums(home, episode.knowledge_format))
+    # The offline model reads "You are talking to <name>." to know whose "my office" this is; the source
+    # line is said to the model too (the policy is enforced in the Toolbox regardless).
+    goal = GOAL_PROMPT + speaker_line(memory.user if memory is not None else "") + source_line(episode.source)
+    return box, ROLE_PROMPT, goal
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One agent design: its loop, and what run_agent builds around it."""
+
+    name: str
+    loop: Callable[[AgentRun], None]  # one function over an AgentRun; fits on one screen
+    max_steps: int = DEFAULT_MAX_STEPS  # its step limit when the caller gives none
+    knowledge: tuple[str, ...] = KNOWLEDGE_MODES  # the modes it supports; the first is its default
+    formats: tuple[str, ...] = tuple(STRATEGIES)  # the knowledge formats it supports; the first is its default
+    memory: bool = False  # always keeps a memory (a throwaway one when none is given), so it hears the speaker
+    executor: bool = False  # a second, light model writes its actions (run_agent's executor=)
+    persistent: bool = False  # registers persistent commands: a fired one runs through this design again
+    options: type = NoOptions  # the dataclass run_agent's options={...} fill in
+    setup: Callable[..., tuple[Toolbox, str, str]] = lares_setup  # (run, tools, user, memory, monitor) -> box, prompts
+
+    def settings(self, knowledge: str | None, knowledge_format: str | None,
+                 max_steps: int | None) -> tuple[str, str, int]:
+        """The knowledge mode, format and step limit to use (None: the design's own); a LaresError if unsupported.
+
+        Examples:
+            >>> get_agent("sage").settings(None, None, None)
+            ('none', 'full', 20)
+            >>> get_agent("sage").settings("latest", None, None)
+            Traceback (most recent call last):
+            ...
+            lares_kit.errors.LaresError: sage does not take knowledge 'latest' (it supports: none); leave knowledge out to use sage's own (none).
+        """
+        if knowledge is not None and knowledge not in KNOWLEDGE_MODES:
+            raise LaresError(f"unknown knowledge mode {knowledge!r}; modes: {', '.join(KNOWLEDGE_MODES)}")
+        if knowledge_format is not None and knowledge_format not in STRATEGIES:
+            raise LaresError(f"unknown knowledge format {knowledge_format!r}; formats: {', '.join(STRATEGIES)}")
+        for what, value, supported in (("knowledge", knowledge, self.knowledge),
+                                       ("knowledge_format", knowledge_format, self.formats)):
+            if value is not None and value not in supported:
+                raise LaresError(f"{self.name} does not take {what} {value!r} (it supports: {', '.join(supported)}); "
+                                 f"leave {what} out to use {self.name}'s own ({supported[0]}).")
+        steps = self.max_steps if max_steps is None else max_steps
+        if steps < 1:
+            raise LaresError(f"max_steps must be at least 1, got {steps}")
+        return knowledge or self.knowledge[0], knowledge_format or self.formats[0], steps
+
+    def make_options(self, given: dict[str, Any] | None) -> Any:
+        """The design's options dataclass filled from ``given``; a LaresError names an unknown option.
+
+        Examples:
+            >>> get_agent("react").make_options({"parser": "naive"}).parser
+            'naive'
+            >>> get_agent("react").make_options({"parsr": "naive"})
+            Traceback (most recent call last):
+            ...
+            lares_kit.errors.LaresError: react has no option 'parsr'; its options: action_format, parser, max_iterations.
+        """
+        known = [f.name for f in dataclasses.fields(self.options)]
+        for name in given or {}:
+            if name not in known:
+                have = f"its options: {', '.join(known)}" if known else "it takes no options"
+                raise LaresError(f"{self.name} has no option {name!r}; {have}.")
+        return self.options(**(given or {}))
+
+    def models(self, executor: str | tuple[str, Any] | None, model: str) -> dict[str, Any]:
+        """The executor model and client for AgentRun: ``executor`` is a model name or a (name, client) pair.
+
+        None: ``$LARES_EXECUTOR_MODEL``, else the main model. A design with no
+        executor takes none.
+        """
+        if not self.executor:
+            if executor is not None:
+                raise LaresError(f"{self.name} has no executor model (only react's light model writes actions): "
+                                 "leave executor out, or use agent='react'.")
+            return {}
+        name, client = executor if isinstance(executor, tuple) else (executor, None)
+        name = name or os.environ.get("LARES_EXECUTOR_MODEL") or model
+        if client is None and name != model:
+            from ..models import make_client
+
+            client = make_client(name)
+        return {"executor_model": name, "executor_client": client}
+
+    def memory_for(self, memory: Any, home: Home) -> Memory | None:
+        """A Memory from what run_agent was given (a Memory, a store or a store path); a throwaway one if needed.
+
+        A Memory keeps its own user; one made here is for the home's speaker
+        (``home.extra["user"]``: a task's ``setup.user``, ``lares run --person``).
+        """
+        if isinstance(memory, (str, Path)):
+            memory = MemoryStore(memory)
+        if memory is None and self.memory:
+            memory = MemoryStore(":memory:")
+        if isinstance(memory, MemoryStore):
+            return Memory(memory, user=home.extra.get("user") or "")
+        if memory is not None and not isinstance(memory, Memory):
+            raise LaresError(f"memory must be a Memory, a MemoryStore or a store file path, not a "
+                             f"{type(memory).__name__}")
+        return memory
+
+
+# agent name -> its spec, in the order lists show them
+AGENTS: dict[str, AgentSpec] = {spec.name: spec for spec in (
+    AgentSpec("function-calling", run_function_calling, options=FunctionCallingOptions),
+    AgentSpec("intent-action", run_intent_action),
+    # The smart-building paper stops after 10 rounds; react always has a memory (chat history, recall).
+    AgentSpec("react", run_react, max_steps=MAX_ITERATIONS, memory=True, executor=True, options=ReactOptions),
+    AgentSpec("react-parallel", run_react_parallel, max_steps=MAX_ITERATIONS, memory=True, executor=True,
+              options=ReactOptions),
+    # SAGE reads the home through its tools (no knowledge in the prompt); its coordinator is the
+    # function-calling loop; the speaker's memory holds the residents' profiles.
+    AgentSpec("sage", run_sage, knowledge=("none",), formats=("full",), memory=True, persistent=True,
+              options=FunctionCallingOptions, setup=sage_setup),
+)}
+
+
+def get_agent(name: str) -> AgentSpec:
+    """The design registered under ``name``; a LaresError lists the known names.
+
+    Examples:
+        >>> get_agent("intent-action").loop.__name__
+        'run_intent_action'
+        >>> get_agent("telepathy")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: unknown agent 'telepathy'; agents: function-calling, intent-action, react, react-parallel, sage
+    """
+    if name not in AGENTS:
+        raise LaresError(f"unknown agent {name!r}; agents: {', '.join(AGENTS)}")
+    return AGENTS[name]
