@@ -8,7 +8,8 @@ every file into plain data (dicts, lists, text, numbers, true/false, null) or
 into one :class:`~lares_kit.errors.DataFileError` sentence naming the file
 and the key; no ValueError, RecursionError or MemoryError gets through.
 
-The limits, and why they are where they are (a 5,000-device building is a
+The limits (kept in :mod:`lares_kit.datalimits`, which the YAML reader
+shares), and why they are where they are (a 5,000-device building is a
 1 MB file of about 86,000 keys and values, 7 levels deep):
 
 * :data:`MAX_BYTES` -- the file itself (8 MB);
@@ -36,27 +37,25 @@ from __future__ import annotations
 import json
 import os
 import stat
-import warnings
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
-from .errors import DataFileError, LaresWarning, brief, clip
+from .datalimits import (
+    INT_RANGE,
+    MAX_BYTES,
+    MAX_DEPTH,
+    MAX_TEXT,
+    MAX_VALUES,
+    DuplicateKeyWarning,
+    Error,
+    key_path,
+    warn_duplicates,
+)
+from .errors import DataFileError, brief, clip
+from .yamldata import read_yaml_data
 
 __all__ = ["INT_RANGE", "MAX_BYTES", "MAX_DEPTH", "MAX_TEXT", "MAX_VALUES", "DuplicateKeyWarning", "key_path",
            "parse_data", "parse_json", "path_kind", "read_data_file", "read_text_file", "warn_duplicates"]
-
-MAX_BYTES = 8 * 2**20  # a 25,000-device generated building is 5 MB of JSON
-MAX_VALUES = 500_000  # keys and values, aliases repeated: a 25,000-device building, ~30 MB of objects at worst
-MAX_TEXT = 16 * 2**20  # characters of text, aliases repeated (a repeated long string costs its length)
-MAX_DEPTH = 50  # nesting levels; real files use fewer than 10
-INT_RANGE = (-2**63, 2**63 - 1)  # whole numbers beyond a 64-bit integer are refused: no home setting needs one
-
-Error = Callable[[str, str, str], Exception]  # (file, key path, message) -> the exception to raise
-
-
-class DuplicateKeyWarning(LaresWarning):
-    """A mapping in a file has the same key twice; the later value is used."""
 
 
 def path_kind(path: str | os.PathLike) -> str:
@@ -143,8 +142,6 @@ def parse_data(text: str, source: str = "<text>", error: Error = DataFileError) 
             return parse_json(text, source, error)
         except _NotJson:
             pass  # YAML flow style that is not JSON: the YAML reader below says what is wrong, if anything
-    from .yamldata import read_yaml_data  # it imports this module's limits
-
     return read_yaml_data(text, source, error)
 
 
@@ -250,24 +247,3 @@ def _mappings(value: Any, path: str) -> Any:
     elif isinstance(value, list):
         for n, v in enumerate(value):
             yield from _mappings(v, f"{path}[{n}]")
-
-
-def key_path(path: str, key: Any) -> str:
-    """``"devices[0].state"`` and ``"on"`` -> ``"devices[0].state.on"``; a key that is a paragraph is cut.
-
-    Examples:
-        >>> key_path("devices[0].state", "on"), key_path("", "rooms")
-        ('devices[0].state.on', 'rooms')
-    """
-    name = key if isinstance(key, str) and len(key) <= 40 else brief(key)
-    return f"{path}.{name}" if path else str(name)
-
-
-def warn_duplicates(source: str, found: list[tuple[str, Any]]) -> None:
-    """A :class:`DuplicateKeyWarning` for each (key path, key) in ``found``: the first five, then how many more."""
-    for path, key in found[:5]:
-        warnings.warn(f"{clip(source, 300)}: {path or '(top level)'}: the key {brief(key)} is written twice; "
-                      "the later value is used", DuplicateKeyWarning, stacklevel=4)
-    if len(found) > 5:
-        warnings.warn(f"{clip(source, 300)}: {len(found) - 5} more keys are written twice", DuplicateKeyWarning,
-                      stacklevel=4)

@@ -28,12 +28,11 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable
 
+from .datafiles import parse_data
 from .devices import attributes_of, check_value
-from .errors import choices, did_you_mean
+from .errors import ToolError, choices, did_you_mean
 from .home import Device, Home
 from .schema import DeviceId
-from .tools import ToolError
-from .worlds import read_yaml
 
 __all__ = ["capability_library", "device_capabilities", "device_extras", "capability_doc", "list_devices",
            "get_capability_docs", "get_attribute", "execute_command", "DEVICE_API_TOOLS"]
@@ -42,7 +41,7 @@ __all__ = ["capability_library", "device_capabilities", "device_extras", "capabi
 @lru_cache(maxsize=1)
 def _library() -> dict[str, Any]:
     text = resources.files("lares_kit").joinpath("data/capabilities.yaml").read_text(encoding="utf-8")
-    return read_yaml(text)  # YAML 1.2 booleans: the commands `on` and `off` stay words
+    return parse_data(text, "capabilities.yaml")  # YAML 1.2 booleans: the commands `on` and `off` stay words
 
 
 def capability_library() -> dict[str, Any]:
@@ -169,7 +168,7 @@ def get_attribute(home: Home, device_id: DeviceId, attribute: str) -> str:
         >>> get_attribute(load_world("sage-home"), "fireplace-strip", "brightnes")
         Traceback (most recent call last):
         ...
-        lares_kit.tools.ToolError: fireplace-strip has no attribute 'brightnes'. Its attributes: on, level, hue, saturation, color_temperature.
+        lares_kit.errors.ToolError: fireplace-strip has no attribute 'brightnes'. Its attributes: on, level, hue, saturation, color_temperature.
     """
     dev = _device(home, device_id)
     if attribute not in dev.state:
@@ -197,11 +196,11 @@ def execute_command(home: Home, device_id: DeviceId, capability: str, command: s
         >>> execute_command(home, "fireplace-strip", "switchLevel", "setLevel", {"level": 130})
         Traceback (most recent call last):
         ...
-        lares_kit.tools.ToolError: 130 is not a valid level for fireplace-strip: use a number from 0 to 100 %.
+        lares_kit.errors.ToolError: 130 is not a valid level for fireplace-strip: use a number from 0 to 100 %.
         >>> execute_command(home, "tv-plant", "tvChannel", "setChannel", {"channel": 3})
         Traceback (most recent call last):
         ...
-        lares_kit.tools.ToolError: tvChannel has no command 'setChannel'. Did you mean 'setTvChannel'? Its commands: setTvChannel(channel).
+        lares_kit.errors.ToolError: tvChannel has no command 'setChannel'. Did you mean 'setTvChannel'? Its commands: setTvChannel(channel).
     """
     dev, update = command_update(home, device_id, capability, command, arguments)
     if capability in ("tvChannel", "mediaInputSource") and dev.state.get("on") is False:

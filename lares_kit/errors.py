@@ -17,6 +17,12 @@ million values shows as its first few characters or values), and
 files, task suites, saved episodes, bench records) -- clips what it is given.
 Files that load but look wrong (a key written twice) give a
 :class:`LaresWarning`; :func:`plain_warnings` prints those as one line.
+
+:class:`ToolError` is the other kind: not a learner's mistake but a model's.
+A tool raises it with a sentence, and the dispatcher
+(:class:`lares_kit.tools.Toolbox`) hands that sentence back to the model as
+an error observation. It lives here, in a module that imports nothing from
+lares_kit, so every module with a tool can raise it.
 """
 
 import contextlib
@@ -26,8 +32,8 @@ import sys
 import warnings
 from collections.abc import Iterator
 
-__all__ = ["LaresError", "LaresWarning", "DataFileError", "LIST_AT_MOST", "MESSAGE_AT_MOST", "brief", "choices",
-           "clip", "did_you_mean", "plain_warnings"]
+__all__ = ["LaresError", "LaresWarning", "DataFileError", "ToolError", "LIST_AT_MOST", "MESSAGE_AT_MOST", "brief",
+           "choices", "clip", "did_you_mean", "plain_warnings"]
 
 LIST_AT_MOST = 30  # an error sentence lists every choice up to this many, else the closest this many
 MESSAGE_AT_MOST = 1000  # characters of a DataFileError's message; a longer one is cut (it quoted too much)
@@ -35,6 +41,18 @@ MESSAGE_AT_MOST = 1000  # characters of a DataFileError's message; a longer one 
 
 class LaresError(Exception):
     """Bad input with a clear message: what went wrong and what to do."""
+
+
+class ToolError(Exception):
+    """Raised by a tool to report a mistake; the message goes to the model as is.
+
+    Not a :class:`LaresError`: it is the model's mistake, answered with an
+    observation, never shown to a learner as a failure.
+
+    Examples:
+        >>> str(ToolError("No light found with the ID 'kitchen'."))
+        "No light found with the ID 'kitchen'."
+    """
 
 
 class LaresWarning(UserWarning):

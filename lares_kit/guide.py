@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from .errors import ToolError
 from .home import Home
-from .tools import ToolError
 
 __all__ = ["channels", "search_guide", "tv_guide", "weather", "GUIDE_TOOLS"]
 

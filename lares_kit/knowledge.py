@@ -39,9 +39,10 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from .errors import LaresError
+from .errors import LaresError, ToolError
 from .home import Home
 from .schema import RoomId
+from .tools import check_room
 
 __all__ = ["STRATEGIES", "ENUM_LIMIT", "LIVE_LIMIT", "PROMPT_TOKENS_AT_MOST", "PromptTooBig", "check_prompt_size",
            "knowledge_text", "relevant_rooms", "use_id_enums", "get_live_context", "strategy_note"]
@@ -310,9 +311,7 @@ def get_live_context(home: Home, room: RoomId | None = None, floor: int | None =
         floor: Only devices on this floor, e.g. 3 (0 is the ground floor).
         type: Only devices of this type, e.g. "light", "thermostat", "window".
     """
-    from .tools import ToolError, _room  # tools imports this module's users, not the other way round
-
-    rooms = [_room(home, room)] if room else list(home.graph.nodes)
+    rooms = [check_room(home, room)] if room else list(home.graph.nodes)
     if floor is not None:
         rooms = [r for r in rooms if home.graph.nodes[r].get("floor") == floor]
         if not rooms:

@@ -32,8 +32,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .errors import ToolError
 from .memory_store import MemoryStore, Turn, memory_path, parse_date_span, words_of
-from .tools import ToolError
 
 __all__ = ["Memory", "recall", "remember_preference", "estimate_tokens", "MEMORY_TOOLS", "MemoryStore", "Turn",
            "memory_path"]

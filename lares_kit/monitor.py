@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
-from .errors import choices, did_you_mean
+from .errors import ToolError, choices, did_you_mean
 from .home import Home
 from .sandbox import ConditionError, Limits, Sandbox, check_condition
-from .tools import ToolError
+from .times import TimeError, minutes_of_day
 
 __all__ = ["SimClock", "Action", "Firing", "Condition", "Check", "Monitor", "create_condition",
            "notify_on_condition", "list_conditions", "cancel_condition", "PERSISTENT_TOOLS"]
@@ -353,8 +353,6 @@ class Monitor:
 # ---------------------------------------------------------------------- tools
 def _start_of_day(home: Home) -> datetime:
     """Where the poller's clock starts: the home's time of day ("23:50", "4am", "evening") if it has one, else 08:00."""
-    from .times import TimeError, minutes_of_day
-
     start = datetime(2024, 1, 1, 8, 0)
     when = home.extra.get("time_of_day")
     try:

@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable
 
+from .errors import ToolError
 from .home import Home
 from .memory import Memory, MemoryStore, recall, remember_preference
 from .memory_store import words_of
-from .tools import ToolError
 
 __all__ = ["residents", "speaker", "seed_memory", "memory_for", "profile_of", "user_profile",
            "PREFERENCE_TOOLS"]

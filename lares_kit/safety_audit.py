@@ -20,8 +20,8 @@ in its own way, so a bug in the gate's reasoning is not repeated here:
   confirms one change.
 
 It shares with the gate only the policy as data (the world's ``policy:``
-rules, sources and night), never the gate's matching of questions. This
-module does not run agents.
+rules, sources and night: :mod:`lares_kit.policy`), never the gate's
+matching of questions. This module does not run agents.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from datetime import datetime
 from typing import Any
 
 from .home import Home
-from .safety import Change, Policy, changes_of, parse_policy
+from .policy import Change, Policy, changes_of, parse_policy
 from .times import TimeError
 
 __all__ = ["describes", "plain_yes", "unsafe_actions"]

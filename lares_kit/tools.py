@@ -38,21 +38,18 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+# the device tools are their own module; they are part of this one's toolset (re-exported here)
+from .device_tools import DEVICE_TOOLS, read_device, set_device
+from .errors import ToolError, choices, did_you_mean
 from .home import Home
-from .devices import Attribute, attributes_of, check_value
-from .errors import choices, did_you_mean
+from .safety import SafetyGate
 from .schema import DeviceId, LightId, RoomId, ToolName, check_arguments, tool_schema
 from .users import NoAnswer, NoUser, User
-from .wording import agree, in_sentence, is_plural, with_article
+from .wording import agree, in_sentence, with_article
 
 __all__ = ["ToolError", "Observation", "Toolbox", "toggle_light", "set_light", "move_robot",
            "look_with_robot", "set_device", "read_device", "ask_user", "halt", "LARES_TOOLS", "DEVICE_TOOLS",
-           "STOP_TOOLS", "default_tools"]
-
-
-class ToolError(Exception):
-    """Raised by a tool to report a mistake; the message goes to the model as is."""
-
+           "STOP_TOOLS", "check_room", "default_tools"]
 
 # ------------------------------------------------------------------- helpers
 def _light(home: Home, light_id: str):
@@ -78,7 +75,24 @@ def _light_sentence(home: Home, dev) -> str:
             f"The {room} {agree(room, 'is')} {lit}.")  # "The Stairs are lit"
 
 
-def _room(home: Home, room_id: str) -> str:
+def check_room(home: Home, room_id: str) -> str:
+    """``room_id`` when the home has that room; else a :class:`ToolError` naming the closest rooms.
+
+    For tools that take a room: the error is the sentence the model reads.
+
+    Args:
+        home: The home.
+        room_id: A room id, as the model sent it.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> check_room(load_world("lares-home"), "office")
+        'office'
+        >>> check_room(load_world("lares-home"), "ofice")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.ToolError: There is no room with the ID 'ofice'. Did you mean 'office'? Rooms: lounge, hallway, kitchen, bedroom, office.
+    """
     if room_id in home.graph:
         return room_id
     rooms = list(home.graph.nodes)
@@ -92,6 +106,16 @@ def toggle_light(home: Home, light_id: LightId) -> str:
 
     Args:
         light_id: ID of the light to toggle, e.g. "kitchen-light".
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> toggle_light(home, "kitchen-light")
+        'The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit.'
+        >>> toggle_light(home, "kitchen")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.ToolError: 'kitchen' is a room, not a light; its light is 'kitchen-light'.
     """
     dev = _light(home, light_id)
     home.update_device(dev.id, {"on": not dev.state["on"]})
@@ -104,6 +128,14 @@ def set_light(home: Home, light_id: LightId, on: bool) -> str:
     Args:
         light_id: ID of the light, e.g. "kitchen-light".
         on: true to switch it on, false to switch it off.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> set_light(home, "bedroom-light", True)
+        'The light in the Bedroom (bedroom-light) is now on. The Bedroom is lit.'
+        >>> set_light(home, "bedroom-light", True)
+        'The light in the Bedroom (bedroom-light) is already on; nothing changed.'
     """
     dev = _light(home, light_id)
     if dev.state["on"] == on:
@@ -119,9 +151,19 @@ def move_robot(home: Home, destination_room_id: RoomId) -> str:
 
     Args:
         destination_room_id: ID of the adjacent room to move the robot to.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> move_robot(home, "bedroom")
+        'The robot moved from the Hallway to the Bedroom (bedroom). It is dark there.'
+        >>> move_robot(home, "office")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.ToolError: The Office is not next to the Bedroom; from the Bedroom (bedroom) the robot can go to: hallway.
     """
     here = home.robot.room
-    there = _room(home, destination_room_id)
+    there = check_room(home, destination_room_id)
     if there == here:
         return f"The robot is already in the {home.room_name(here)} ({here}); it did not move."
     if not home.graph.has_edge(here, there):
@@ -134,7 +176,24 @@ def move_robot(home: Home, destination_room_id: RoomId) -> str:
 
 
 def look_with_robot(home: Home) -> str:
-    """Look around the robot's current room and list what is there, including things that move. Only works when the room is lit."""
+    """Look around the robot's current room and list what is there, including things that move. Only works when the room is lit.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> look_with_robot(home)
+        'The robot looks around the Hallway (hallway). The hub of the house. Devices: light (hallway-light). Nothing that moves is here.'
+        >>> move_robot(home, "bedroom")
+        'The robot moved from the Hallway to the Bedroom (bedroom). It is dark there.'
+        >>> look_with_robot(home)
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.ToolError: It's too dark to see anything in the Bedroom -- turn on the light in the Bedroom (bedroom-light) first.
+        >>> set_light(home, "bedroom-light", True)
+        'The light in the Bedroom (bedroom-light) is now on. The Bedroom is lit.'
+        >>> look_with_robot(home)
+        'The robot looks around the Bedroom (bedroom). A bed and a wardrobe. Devices: light (bedroom-light). Also here: Bruno, a dog (bruno).'
+    """
     room_id = home.robot.room
     room = home.room_name(room_id)
     if not home.is_lit(room_id):
@@ -163,93 +222,16 @@ def _introduce(name: str, kind: str, item_id: str) -> str:
     return f"{name}, {with_article(kind)} ({item_id})"
 
 
-def _device(home: Home, device_id: str):
-    dev = home.devices.get(device_id)
-    if dev is None:
-        ids = list(home.devices)
-        raise ToolError(f"No device found with the ID {device_id!r}.{did_you_mean(device_id, ids)} "
-                        f"{choices('Devices', device_id, ids)}")
-    return dev
-
-
-def set_device(home: Home, device_id: DeviceId, attribute: str, value: bool | float | str) -> str:
-    """Change one setting of a device: a thermostat's target, a lock's locked, blinds' position, a TV's channel.
-
-    Args:
-        device_id: ID of the device, e.g. "hall-thermostat".
-        attribute: The setting to change, e.g. "target", "on", "locked", "position".
-        value: The new value: true/false, a number, or one of the named choices.
-    """
-    dev = _device(home, device_id)
-    attrs = attributes_of(dev.type, dev.capabilities)
-    spec = attrs.get(attribute)
-    where = f"the {in_sentence(dev.name)} in the {home.room_name(dev.room)} ({dev.id})"
-    if spec is None or spec.read_only:
-        settable = [f"{n} ({a.describe()})" for n, a in attrs.items() if not a.read_only]
-        what = "can be read but not set on" if spec is not None else "is not a setting of"
-        can = f"It can set: {'; '.join(settable)}." if settable else "It has no settings; it only reports readings."
-        raise ToolError(f"{attribute!r} {what} {where}. {can}")
-    new, allowed = check_value(spec, value)
-    if allowed:
-        raise ToolError(f"{value!r} is not a valid {attribute} for {where}; use {allowed}.")
-    old = dev.state.get(attribute)
-    if spec.kind == "bool":  # "the window ... is now open (was closed)", not "the open of the window is now true"
-        subject, now, was = where, _flag(attribute, new), _flag(attribute, old)
-    else:
-        subject, now, was = f"the {attribute} of {where}", _words(new), _words(old)
-    # "The blinds ... are open", "The position of the blinds ... is 100"
-    subject, be = subject[0].upper() + subject[1:], agree(subject, "is")
-    if old == new:
-        return f"{subject} {be} already {now}; nothing changed."
-    home.update_device(dev.id, {attribute: new})
-    before = f" (was {was})" if old is not None else ""
-    return f"{subject} {be} now {now}{before}."
-
-
-def read_device(home: Home, device_id: DeviceId) -> str:
-    """Read the current state of a device, including sensor readings, and what can be set on it.
-
-    Args:
-        device_id: ID of the device, e.g. "hall-thermostat".
-    """
-    dev = _device(home, device_id)
-    attrs = attributes_of(dev.type, dev.capabilities)
-    state = ", ".join(_flag(k, v) if isinstance(v, bool) else f"{k} {_words(v, attrs.get(k))}"
-                      for k, v in dev.state.items()) or "no readings"
-    settable = [f"{n} ({a.describe()})" for n, a in attrs.items() if not a.read_only]
-    # A world file's device description (e.g. what readings are comfortable) helps the model judge them.
-    note = f" {dev.description}" if dev.description else ""
-    # "The light ... is a light", "The spotlights ... are lights", "The blinds ... are blinds"
-    kind = (dev.type if is_plural(dev.type) else f"{dev.type}s") if is_plural(dev.name) else with_article(dev.type)
-    return (f"The {in_sentence(dev.name)} in the {home.room_name(dev.room)} ({dev.id}) {agree(dev.name, 'is')} "
-            f"{kind}: {state}. "
-            f"Settings: {'; '.join(settable) or 'none, it only reports readings'}.{note}")
-
-
-# A true/false setting in words, (when true, when false); others read "muted" / "not muted".
-_FLAG_WORDS = {"on": ("on", "off"), "open": ("open", "closed"), "locked": ("locked", "unlocked"),
-               "armed": ("armed", "disarmed")}
-
-
-def _flag(attribute: str, value: Any) -> str:
-    yes, no = _FLAG_WORDS.get(attribute, (attribute, f"not {attribute}"))
-    return yes if value else no
-
-
-def _words(value: Any, spec: Attribute | None = None) -> str:
-    # A number reads with its unit when the spec has one: "28.5 °C", "71%", "1650 ppm".
-    if isinstance(value, bool):
-        return {True: "true", False: "false"}[value]
-    if spec is not None and spec.unit and isinstance(value, (int, float)):
-        return f"{value}{'' if spec.unit.startswith('%') else ' '}{spec.unit}"
-    return str(value)
-
-
 def ask_user(user: User, question: str) -> str:
     """Ask the user a question and wait for the answer. Only use this as a last resort, for facts you cannot find out yourself.
 
     Args:
         question: The question to ask the user.
+
+    Examples:
+        >>> from lares_kit.users import ScriptedUser
+        >>> ask_user(ScriptedUser(answers=["Bruno."]), "What is your dog called?")
+        'The user answered: Bruno.'
     """
     return f"The user answered: {user.ask(question)}"
 
@@ -259,16 +241,28 @@ def halt(message_to_user: str) -> str:
 
     Args:
         message_to_user: What to tell the user. Never use this to ask for more information.
+
+    Examples:
+        >>> halt("The kitchen light is on.")
+        'The kitchen light is on.'
     """
     return message_to_user
 
 
 LARES_TOOLS: list[Callable[..., str]] = [toggle_light, set_light, move_robot, look_with_robot, ask_user, halt]
-DEVICE_TOOLS: list[Callable[..., str]] = [set_device, read_device]
 
 
 def default_tools(home: Home) -> list[Callable[..., str]]:
-    """The Lares tools, plus the device tools when the home has more than lights."""
+    """The Lares tools, plus the device tools when the home has more than lights.
+
+    Args:
+        home: The home the tools will act in.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> [fn.__name__ for fn in default_tools(load_world("townhouse"))]
+        ['toggle_light', 'set_light', 'move_robot', 'look_with_robot', 'set_device', 'read_device', 'ask_user', 'halt']
+    """
     if any(d.type != "light" for d in home.devices.values()):
         return [*LARES_TOOLS[:4], *DEVICE_TOOLS, *LARES_TOOLS[4:]]
     return list(LARES_TOOLS)
@@ -335,8 +329,6 @@ class Toolbox:
         if self.tools is None:
             self.tools = default_tools(self.home)
         if self.safety is None:
-            from .safety import SafetyGate
-
             self.safety = SafetyGate.for_home(self.home, self.source)  # None when the home has no policy
 
     @property

@@ -1,14 +1,14 @@
 """YAML as plain data: the parser's events turned into dicts and lists, counted as they come.
 
-Used by :mod:`lares_kit.datafiles` (which reads the file, and has the
-limits); this module only turns YAML text into data. Why not PyYAML's own
-``yaml.load``: its composer first builds the whole node graph -- where an
-alias bomb is still a few hundred bytes -- and its constructor shares the
+Used by :mod:`lares_kit.datafiles` (which reads the file); the limits it
+counts against are :mod:`lares_kit.datalimits`. This module only turns YAML
+text into data. Why not PyYAML's own ``yaml.load``: its composer first
+builds the whole node graph -- where an alias bomb is still a few hundred bytes -- and its constructor shares the
 repeated values, so the bomb goes off later, in whatever walks the data (an
 error message's ``repr``, ``json.dumps``). Here each alias is copied only
 after its size is added to the totals and found within
-:data:`~lares_kit.datafiles.MAX_VALUES` and :data:`~lares_kit.datafiles.MAX_TEXT`;
-nesting stops at :data:`~lares_kit.datafiles.MAX_DEPTH`; a scalar PyYAML
+:data:`~lares_kit.datalimits.MAX_VALUES` and :data:`~lares_kit.datalimits.MAX_TEXT`;
+nesting stops at :data:`~lares_kit.datalimits.MAX_DEPTH`; a scalar PyYAML
 cannot convert (``!!int 0x``, ``!!bool maybe``) is a sentence with its key
 path; and key paths are worked out only for a message, from the stack of
 open lists and mappings.
@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from .datafiles import INT_RANGE, MAX_DEPTH, MAX_TEXT, MAX_VALUES, Error, key_path, warn_duplicates
+from .datalimits import INT_RANGE, MAX_DEPTH, MAX_TEXT, MAX_VALUES, Error, key_path, warn_duplicates
 from .errors import brief, clip
 
 __all__ = ["SCALAR_KINDS", "YamlLoader", "read_yaml_data"]
