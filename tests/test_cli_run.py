@@ -98,6 +98,23 @@ def test_unknown_agent_is_a_clean_error(capsys):
     assert "unknown agent 'telepathy'" in err and "intent-action" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("argv, says", [
+    (["--agent", "sage", "--world", "sage-home", "--knowledge", "latest"],
+     "sage does not take the knowledge mode 'latest' (it takes: none)"),
+    (["--agent", "function-calling", "--executor-model", "offline-multi"], "function-calling has no executor model"),
+])
+def test_a_setting_the_agent_does_not_take_is_a_clean_error(capsys, argv, says):
+    assert main(["run", "turn on the light in the kitchen", *argv]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+
+
+def test_sage_runs_with_its_own_knowledge_when_none_is_given(capsys):
+    _, data = run_json(capsys, "dim the lights by the fireplace to a third of their current value",
+                       "--agent", "sage", "--world", "sage-home")
+    assert data["status"] == "done" and data["state"]["fireplace-strip"]["level"] == 30
+
+
 def test_demo_passes_all_three(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out

@@ -94,17 +94,17 @@ class AgentSpec:
             >>> get_agent("sage").settings("latest", None, None)
             Traceback (most recent call last):
             ...
-            lares_kit.errors.LaresError: sage does not take knowledge 'latest' (it supports: none); leave knowledge out to use sage's own (none).
+            lares_kit.errors.LaresError: sage does not take the knowledge mode 'latest' (it takes: none); leave the knowledge mode out to use sage's own (none).
         """
         if knowledge is not None and knowledge not in KNOWLEDGE_MODES:
             raise LaresError(f"unknown knowledge mode {knowledge!r}; modes: {', '.join(KNOWLEDGE_MODES)}")
         if knowledge_format is not None and knowledge_format not in STRATEGIES:
             raise LaresError(f"unknown knowledge format {knowledge_format!r}; formats: {', '.join(STRATEGIES)}")
-        for what, value, supported in (("knowledge", knowledge, self.knowledge),
-                                       ("knowledge_format", knowledge_format, self.formats)):
+        for what, value, supported in (("knowledge mode", knowledge, self.knowledge),
+                                       ("knowledge format", knowledge_format, self.formats)):
             if value is not None and value not in supported:
-                raise LaresError(f"{self.name} does not take {what} {value!r} (it supports: {', '.join(supported)}); "
-                                 f"leave {what} out to use {self.name}'s own ({supported[0]}).")
+                raise LaresError(f"{self.name} does not take the {what} {value!r} (it takes: {', '.join(supported)}); "
+                                 f"leave the {what} out to use {self.name}'s own ({supported[0]}).")
         steps = self.max_steps if max_steps is None else max_steps
         if steps < 1:
             raise LaresError(f"max_steps must be at least 1, got {steps}")
@@ -137,7 +137,7 @@ class AgentSpec:
         if not self.executor:
             if executor is not None:
                 raise LaresError(f"{self.name} has no executor model (only react's light model writes actions): "
-                                 "leave executor out, or use agent='react'.")
+                                 "leave the executor model out, or use the react agent.")
             return {}
         name, client = executor if isinstance(executor, tuple) else (executor, None)
         name = name or os.environ.get("LARES_EXECUTOR_MODEL") or model
