@@ -1,9 +1,16 @@
 """Every tool's success and error sentences."""
 
+import json
+import types
+
 import pytest
 
 from lares_kit import Toolbox, load_world
-from lares_kit.tools import default_tools
+from lares_kit.device_api import DEVICE_API_TOOLS
+from lares_kit.knowledge import get_live_context
+from lares_kit.memory import MEMORY_TOOLS
+from lares_kit.schema import tool_schema
+from lares_kit.tools import DEVICE_TOOLS, LARES_TOOLS, default_tools
 from lares_kit.users import NoAnswer, ScriptedUser
 
 
@@ -148,3 +155,26 @@ def test_error_sentences_in_a_big_home_list_only_the_closest_names():
 def test_error_sentences_in_a_small_home_still_list_every_name(box):
     obs = box.dispatch("set_light", {"light_id": "attic-light", "on": True})
     assert obs.text.endswith("Lights: " + ", ".join(d.id for d in box.home.lights()) + ".")
+
+
+# The tools' docstrings carry doctested Examples; the model must see the same schema as without them.
+def _without_examples(fn):
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__, copy.__annotations__ = fn.__kwdefaults__, fn.__annotations__
+    copy.__doc__ = (fn.__doc__ or "").split("\n    Examples:")[0]
+    return copy
+
+
+@pytest.mark.parametrize("fn", [*LARES_TOOLS, *DEVICE_TOOLS, *DEVICE_API_TOOLS, get_live_context, *MEMORY_TOOLS],
+                         ids=lambda fn: fn.__name__)
+def test_examples_in_a_tool_s_docstring_do_not_reach_its_schema(fn):
+    home = load_world("sage-home")
+    enums = Toolbox(home, tools=[fn]).enums()
+    schema = tool_schema(fn, enums)
+    assert schema == tool_schema(_without_examples(fn), enums)
+    assert ">>>" not in json.dumps(schema) and "Examples" not in json.dumps(schema)
+
+
+@pytest.mark.parametrize("fn", [*LARES_TOOLS, *DEVICE_TOOLS], ids=lambda fn: fn.__name__)
+def test_every_agent_facing_tool_has_doctested_examples(fn):
+    assert "\n    Examples:\n        >>> " in fn.__doc__, f"{fn.__name__} has no Examples section"
