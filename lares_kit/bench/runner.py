@@ -42,14 +42,22 @@ from ..atomic import write_json_atomic
 from ..episode import Episode
 from ..errors import LaresWarning
 from ..home import Home
-from ..worlds import load_world
 from ..monitor import Monitor
 from ..safety_audit import unsafe_actions
+from ..worlds import load_world
 from .checks import Outcome, run_checks
 from .events import play_events
 from .oracle import oracle_steps
-from .records import (clean_temporary, load_episode, load_records, prepare_runs, read_record, record_problem,
-                      saved_record, warn_unusable)
+from .records import (
+    clean_temporary,
+    load_episode,
+    load_records,
+    prepare_runs,
+    read_record,
+    record_problem,
+    saved_record,
+    warn_unusable,
+)
 from .scene import set_stage
 from .tasks import Task
 
