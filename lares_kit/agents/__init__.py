@@ -96,9 +96,9 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
     episode = Episode.start(instruction, home, agent=agent, model=model, knowledge=knowledge, max_steps=steps,
                             source="owner" if source is None else source,  # "" is nobody we trust, not the owner
                             knowledge_format=knowledge_format)
-    run = AgentRun(episode, home, None, client, model, steps, opts, **spec.models(executor, model))
+    run = AgentRun(episode, home, None, client, model, steps, opts, **spec.make_executor(executor, model))
     run.toolbox, episode.system_prompt, episode.goal_prompt = spec.setup(
-        run, tools, Listener(user if user is not None else NoUser()), spec.memory_for(memory, home), monitor)
+        run, tools, Listener(user if user is not None else NoUser()), spec.make_memory(memory, home), monitor)
     if spec.persistent and monitor is not None and monitor.on_fire is None:
         monitor.on_fire = lambda firing: _run_fired(run, firing)  # a fired condition runs through this design again
     start = time.perf_counter()

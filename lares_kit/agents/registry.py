@@ -128,11 +128,17 @@ class AgentSpec:
                 raise LaresError(f"{self.name} has no option {name!r}; {have}.")
         return self.options(**(given or {}))
 
-    def models(self, executor: str | tuple[str, Any] | None, model: str) -> dict[str, Any]:
+    def make_executor(self, executor: str | tuple[str, Any] | None, model: str) -> dict[str, Any]:
         """The executor model and client for AgentRun: ``executor`` is a model name or a (name, client) pair.
 
         None: ``$LARES_EXECUTOR_MODEL``, else the main model. A design with no
         executor takes none.
+
+        Examples:
+            >>> get_agent("react").make_executor(("light", "its client"), "planner")
+            {'executor_model': 'light', 'executor_client': 'its client'}
+            >>> get_agent("intent-action").make_executor(None, "offline")
+            {}
         """
         if not self.executor:
             if executor is not None:
@@ -147,11 +153,18 @@ class AgentSpec:
             client = make_client(name)
         return {"executor_model": name, "executor_client": client}
 
-    def memory_for(self, memory: Any, home: Home) -> Memory | None:
+    def make_memory(self, memory: Any, home: Home) -> Memory | None:
         """A Memory from what run_agent was given (a Memory, a store or a store path); a throwaway one if needed.
 
         A Memory keeps its own user; one made here is for the home's speaker
         (``home.extra["user"]``: a task's ``setup.user``, ``lares run --person``).
+
+        Examples:
+            >>> from lares_kit import load_world
+            >>> home = load_world("smart-building")
+            >>> home.extra["user"] = "ana"
+            >>> get_agent("react").make_memory(None, home).user, get_agent("intent-action").make_memory(None, home)
+            ('ana', None)
         """
         if isinstance(memory, (str, Path)):
             memory = MemoryStore(memory)
