@@ -19,24 +19,27 @@ the record. Their layout is a contract the offline model relies on:
 5. the history: tool calls and their results, intent summaries as
    assistant text, and error notes as ``system`` messages.
 
-Rendering a transcript and the ``lares run --json`` object live here too;
-this module never imports the agents, the models or the widgets.
+The knowledge message is written by :func:`lares_kit.knowledge.knowledge_prompt`
+in the episode's knowledge mode (``knowledge``: when it is taken) and format
+(``knowledge_format``: how it is written); ``KNOWLEDGE_MODES`` and
+``knowledge_header`` are importable from here as well. Rendering a transcript
+and the ``lares run --json`` object live here too; this module never imports
+the agents, the models or the widgets.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Union
 
-from .steps import Error, Final, Intent, LLMCall, Question, Step, ToolCall, step_from_dict
 from .home import Home
+from .knowledge import KNOWLEDGE_MODES, knowledge_header, knowledge_prompt
+from .steps import Error, Final, Intent, LLMCall, Question, Step, ToolCall, step_from_dict
 
 __all__ = ["Episode", "Step", "Intent", "ToolCall", "Question", "Final", "Error", "LLMCall",
            "KNOWLEDGE_MODES", "STATUSES", "knowledge_header"]
 
-KNOWLEDGE_MODES = ("latest", "initial", "none")
 # running: not finished yet; done: the agent called halt; step_limit: it ran
 # out of steps; no_answer: it asked and nobody answered; model_error: the
 # model could not be reached (after the client's retries).
@@ -56,22 +59,6 @@ def _clip(text: str) -> str:
     if len(text) <= REPLY_ECHO_CHARS:
         return text
     return f"{text[:REPLY_ECHO_CHARS]} [... {len(text) - REPLY_ECHO_CHARS} more characters cut]"
-
-
-def knowledge_header(mode: str) -> str:
-    """The first line of the world-knowledge message for a knowledge mode.
-
-    Examples:
-        >>> knowledge_header("latest")
-        'WORLD KNOWLEDGE (latest)'
-        >>> knowledge_header("initial").startswith("WORLD KNOWLEDGE (initial: ")
-        True
-    """
-    if mode == "latest":
-        return "WORLD KNOWLEDGE (latest)"
-    if mode == "initial":
-        return "WORLD KNOWLEDGE (initial: the state at the start of the task; changes since are only in the history)"
-    raise ValueError(f"knowledge mode {mode!r} has no header; modes: {', '.join(KNOWLEDGE_MODES)}")
 
 
 @dataclass
@@ -95,7 +82,7 @@ class Episode:
     world: str
     agent: str
     model: str
-    knowledge: str = "latest"  # one of KNOWLEDGE_MODES
+    knowledge: str = "latest"  # the knowledge mode, when it is taken: one of KNOWLEDGE_MODES
     status: str = "running"  # one of STATUSES
     final_message: str = ""
     error: str = ""  # the model error's text when status is model_error
@@ -115,7 +102,7 @@ class Episode:
     final_state: dict[str, Any] = field(default_factory=dict)
     # who gave the instruction ("owner", "guest", "letterbox"...): the safety policy decides from it
     source: str = "owner"
-    # how the knowledge is rendered: one of lares_kit.knowledge.STRATEGIES ("full" is Lares's pretty JSON)
+    # the knowledge format, how it is written: one of lares_kit.knowledge.KNOWLEDGE_FORMATS ("full": Lares's JSON)
     knowledge_format: str = "full"
 
     FORMAT: ClassVar[str] = "lares-episode/1"
@@ -179,30 +166,18 @@ class Episode:
     def knowledge_message(self, home: Home | None = None) -> dict[str, Any] | None:
         """The world-knowledge system message (None in knowledge mode ``none``).
 
-        Rendered in the episode's ``knowledge_format`` (:mod:`lares_kit.knowledge`):
+        Taken as the episode's ``knowledge`` mode says and written in its
+        ``knowledge_format``, by :func:`lares_kit.knowledge.knowledge_prompt`:
         ``full`` is Lares's pretty JSON, the others are smaller.
         """
-        if self.knowledge == "none":
-            return None
         if self.knowledge == "latest" and home is None:
             raise ValueError("knowledge mode 'latest' needs the home: episode.messages(home)")
-        note = ""
-        if self.knowledge_format != "full":  # the strategies of lares_kit.knowledge
-            from .knowledge import knowledge_text
-
-            visited = [self.initial_state.get("robot"), *(s.after.get("robot") for s in self.tool_calls)]
-            note, knowledge = knowledge_text(home, self.knowledge_format, self.instruction,  # type: ignore[arg-type]
-                                             None if self.knowledge == "latest" else self.initial_knowledge,
-                                             [r for r in visited if r])
-        elif self.knowledge == "latest":
-            knowledge = home.render_knowledge("json")  # type: ignore[union-attr]
-        else:
-            knowledge = json.dumps(self.initial_knowledge, indent=2)
-        from .knowledge import check_prompt_size  # a home too big for any prompt is refused here, before sending
-
-        check_prompt_size(knowledge, self.knowledge_format, self.world)
-        header = knowledge_header(self.knowledge) + (f"\n{note}" if note else "")
-        return {"role": "system", "content": f"{header}\n{knowledge}"}
+        # retrieval keeps showing the rooms the robot has been in (a search must remember where it looked)
+        visited = [self.initial_state.get("robot"), *(s.after.get("robot") for s in self.tool_calls)]
+        content = knowledge_prompt(home, self.knowledge, self.knowledge_format, self.instruction,
+                                   initial=self.initial_knowledge, visited=[r for r in visited if r],
+                                   home_id=self.world)
+        return None if content is None else {"role": "system", "content": content}
 
     def history(self) -> list[dict[str, Any]]:
         """The steps as chat messages: calls of one turn share one assistant message."""

@@ -12,19 +12,21 @@ A :class:`Home` holds two views of the same house:
   knowledge, not truth: if the dog wanders off, the sighting goes stale until
   the robot sees it again.
 
-This module knows nothing about agents, models or tools; it is the world.
+This module knows nothing about agents, models or tools; it is the world
+(how its knowledge is written as text is :mod:`lares_kit.knowledge_formats`).
 Loading and validating world files lives in :mod:`lares_kit.worlds`.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
+
+from .knowledge_formats import render
 
 __all__ = ["Device", "Item", "Home"]
 
@@ -295,32 +297,20 @@ class Home:
             "seen": seen,
         }
 
-    def render_knowledge(self, fmt: str = "json", knowledge: dict[str, Any] | None = None) -> str:
-        """The knowledge as prompt text: ``"json"`` (pretty, as Lares does),
-        ``"compact"`` (one-line JSON) or ``"text"`` (short lines for people).
+    def render_knowledge(self, fmt: str = "full", knowledge: dict[str, Any] | None = None) -> str:
+        """The knowledge (default: :meth:`knowledge` now) as text, in a format of :mod:`lares_kit.knowledge_formats`.
+
+        ``"full"`` is pretty JSON, as Lares sends it (``"json"`` is its old
+        name), ``"compact"`` one-line JSON, ``"overview"`` the JSON without
+        device states, ``"text"`` short lines for people. The agents' prompts
+        use the same renderers (:func:`lares_kit.knowledge.knowledge_text`).
 
         Examples:
             >>> from lares_kit import load_world
             >>> print(load_world("lares-home").render_knowledge("text").splitlines()[2])
             - Lounge (lounge): exits hallway, office; devices: lounge-light (light, off)
         """
-        k = knowledge if knowledge is not None else self.knowledge()
-        if fmt == "json":
-            return json.dumps(k, indent=2)
-        if fmt == "compact":
-            return json.dumps(k, separators=(",", ":"))
-        if fmt != "text":
-            raise ValueError(f"unknown knowledge format {fmt!r}; use 'json', 'compact' or 'text'")
-        robot_room = k["robot"]["room"]
-        names = {r["id"]: r["name"] for r in k["rooms"]}
-        lines = [f"Home: {k['name']} ({k['home']}), time {k['time']}",
-                 f"Robot: in {names.get(robot_room, robot_room)} ({robot_room})"]
-        for r in k["rooms"]:
-            devs = ", ".join(f"{d['id']} ({d['type']}, {_state_words(d['state'])})" for d in r["devices"])
-            lines.append(f"- {r['name']} ({r['id']}): exits {', '.join(r['exits'])}; devices: {devs or 'none'}")
-        for item_id, s in k["seen"].items():
-            lines.append(f"Seen: {s['name']} ({item_id}, {s['type']}) in {s['room']} at time {s['time']}")
-        return "\n".join(lines)
+        return render(knowledge if knowledge is not None else self.knowledge(), fmt)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "Home":
         # Same result as the generic deepcopy, several times faster for big homes: devices
@@ -356,14 +346,3 @@ def _copy_state(state: dict[str, Any]) -> dict[str, Any]:
         if type(value) not in _ATOMIC:
             return copy.deepcopy(state)
     return dict(state)
-
-
-def _state_words(state: dict[str, Any]) -> str:
-    # {"on": False} -> "off"; other keys as key=value
-    parts = []
-    for key, value in state.items():
-        if key == "on" and isinstance(value, bool):
-            parts.append("on" if value else "off")
-        else:
-            parts.append(f"{key}={value}")
-    return ", ".join(parts) or "no state"

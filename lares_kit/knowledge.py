@@ -1,9 +1,11 @@
-"""Knowledge strategies: how much of the home goes into the prompt, and in what form.
+"""Knowledge in the prompt: how much of the home goes in, and in what form.
 
 Taught in ``notebooks/16_scaling_up.ipynb``. Lares re-sends the whole world
 as pretty-printed JSON on every call; in a 1,000-room building that is
-hundreds of thousands of tokens. :data:`STRATEGIES` are the alternatives an
-agent can switch between (``run_agent(..., knowledge_format=...)``):
+hundreds of thousands of tokens. The knowledge **formats**
+(:data:`KNOWLEDGE_FORMATS`; the notebook calls them strategies, and
+:data:`STRATEGIES` is the same tuple) are the alternatives an agent can
+switch between (``run_agent(..., knowledge_format=...)``):
 
 * ``full`` -- the whole :meth:`~lares_kit.home.Home.knowledge` as pretty
   JSON, exactly what Lares sends (the default);
@@ -17,11 +19,18 @@ agent can switch between (``run_agent(..., knowledge_format=...)``):
   robot, and the rooms on the way between them. It needs no downloaded
   model: words and the graph are enough in a home whose rooms have names.
 
-Every strategy keeps the knowledge message's contract (``WORLD KNOWLEDGE
+The knowledge **mode** (:data:`KNOWLEDGE_MODES`: ``latest``, ``initial``,
+``none``) says *when* the knowledge is taken. The vocabulary and the
+renderers of the formats that need only a knowledge dict live in
+:mod:`lares_kit.knowledge_formats`; this module adds retrieval, and
+:func:`knowledge_prompt` writes the whole knowledge message of a prompt --
+the one path every agent's knowledge goes through.
+
+Every format keeps the knowledge message's contract (``WORLD KNOWLEDGE
 (latest)`` or ``(initial: ...)``, then the JSON of ``Home.knowledge()`` or a
 part of it), so the offline model reads all of them. Enums of ids in the
 tool schemas grow with the home too; :func:`use_id_enums` turns them off for
-big homes in every strategy but ``full``. A knowledge text bigger than any
+big homes in every format but ``full``. A knowledge text bigger than any
 model's prompt (:data:`PROMPT_TOKENS_AT_MOST`) is refused with
 :class:`PromptTooBig` before anything is sent (:func:`check_prompt_size`).
 
@@ -41,13 +50,23 @@ import networkx as nx
 
 from .errors import LaresError, ToolError
 from .home import Home
+from .knowledge_formats import (
+    KNOWLEDGE_FORMATS,
+    KNOWLEDGE_MODES,
+    check_format,
+    format_note,
+    knowledge_header,
+    render,
+    render_compact,
+)
 from .schema import RoomId
 from .tools import check_room
 
-__all__ = ["STRATEGIES", "ENUM_LIMIT", "LIVE_LIMIT", "PROMPT_TOKENS_AT_MOST", "PromptTooBig", "check_prompt_size",
-           "knowledge_text", "relevant_rooms", "use_id_enums", "get_live_context", "strategy_note"]
+__all__ = ["KNOWLEDGE_MODES", "KNOWLEDGE_FORMATS", "STRATEGIES", "ENUM_LIMIT", "LIVE_LIMIT", "PROMPT_TOKENS_AT_MOST",
+           "PromptTooBig", "check_prompt_size", "knowledge_header", "format_note", "knowledge_text",
+           "knowledge_prompt", "render_retrieval", "relevant_rooms", "use_id_enums", "get_live_context"]
 
-STRATEGIES = ("full", "compact", "overview", "retrieval")
+STRATEGIES = KNOWLEDGE_FORMATS  # the name notebook 16 teaches them by
 # No model's prompt holds more (the largest hold about a million tokens, most 128,000). A 5,000-device
 # building is about 330,000 tokens as "full", which notebook 16 still sends to the offline model to show the cost.
 PROMPT_TOKENS_AT_MOST = 1_000_000
@@ -65,8 +84,8 @@ STOP_WORDS = frozenset("a an the in on of to and or for at by my our your please
                        "find where look".split())
 
 
-def use_id_enums(home: Home, strategy: str) -> bool:
-    """Whether tool schemas should list the home's ids as enums under a strategy.
+def use_id_enums(home: Home, fmt: str) -> bool:
+    """Whether tool schemas should list the home's ids as enums under a knowledge format.
 
     An enum of 5,000 device ids costs about 25,000 tokens on every call;
     beyond :data:`ENUM_LIMIT` ids only ``full`` (the Lares baseline) keeps them.
@@ -79,28 +98,8 @@ def use_id_enums(home: Home, strategy: str) -> bool:
         >>> use_id_enums(generate_home(rooms=100, devices=400), "retrieval")
         False
     """
-    _check(strategy)
-    return strategy == "full" or home.graph.number_of_nodes() + len(home.devices) <= ENUM_LIMIT
-
-
-def _check(strategy: str) -> None:
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown knowledge strategy {strategy!r}; strategies: {', '.join(STRATEGIES)}")
-
-
-def strategy_note(strategy: str, shown: int | None = None, total: int | None = None) -> str:
-    """The line after the knowledge header that says what this knowledge leaves out ('' for full/compact).
-
-    Examples:
-        >>> strategy_note("overview")
-        'Overview: the layout and devices without their states; call get_live_context for current states.'
-    """
-    if strategy == "overview":
-        return "Overview: the layout and devices without their states; call get_live_context for current states."
-    if strategy == "retrieval":
-        return (f"Retrieved: {shown} of {total} rooms -- those the instruction names, around the robot and on "
-                "the way between them; exits lead only to rooms shown.")
-    return ""
+    check_format(fmt)
+    return fmt == "full" or home.graph.number_of_nodes() + len(home.devices) <= ENUM_LIMIT
 
 
 # ----------------------------------------------------------------- retrieval
@@ -160,7 +159,7 @@ def _index(home: Home) -> _Index:
 
 def relevant_rooms(home: Home, instruction: str, robot_room: str | None = None, seen: Iterable[str] = (),
                    visited: Iterable[str] = (), limit: int = 6) -> tuple[list[str], set[str]]:
-    """Rooms for the retrieval strategy: ``(rooms in home order, rooms shown with all their devices)``.
+    """Rooms for the retrieval format: ``(rooms in home order, rooms shown with all their devices)``.
 
     The second set holds the rooms the instruction points to (the best word
     overlap, at most ``limit``) and the robot's room; the others -- around
@@ -230,19 +229,46 @@ def _retrieved(home: Home, k: dict[str, Any], instruction: str, visited: Iterabl
 
 
 # --------------------------------------------------------------- rendering
-def knowledge_text(home: Home, strategy: str = "full", instruction: str = "",
+def render_retrieval(home: Home, instruction: str, knowledge: dict[str, Any] | None = None,
+                     visited: Iterable[str] = ()) -> tuple[str, str]:
+    """``retrieval``: ``(note, compact JSON of the rooms that matter)`` -- the one renderer of this format.
+
+    The rooms are :func:`relevant_rooms`; the others are left out, and so are
+    the exits to them. ``knowledge``, ``visited``: as in :func:`knowledge_text`.
+
+    Examples:
+        >>> from lares_kit.generate import generate_home
+        >>> building = generate_home(rooms=200, devices=1000, seed=1)
+        >>> note, text = render_retrieval(building, "Set the thermostat in Office 112 to 22 degrees.")
+        >>> note.split(" --")[0], len(text) < 5000
+        ('Retrieved: 5 of 200 rooms', True)
+    """
+    if knowledge is None and home.graph.number_of_nodes() > NEIGHBOURS:
+        # Only the rooms retrieved are built at all: the whole knowledge of a building is the slow part.
+        visited = list(visited)
+        rooms, _ = relevant_rooms(home, instruction, home.robot.room, [s["room"] for s in home.seen.values()],
+                                  visited)
+        knowledge = home.knowledge(rooms=rooms)
+    k = knowledge if knowledge is not None else home.knowledge()
+    part, shown = _retrieved(home, k, instruction, visited)
+    return format_note("retrieval", shown, home.graph.number_of_nodes()), render_compact(part)
+
+
+def knowledge_text(home: Home, fmt: str = "full", instruction: str = "",
                    knowledge: dict[str, Any] | None = None, visited: Iterable[str] = ()) -> tuple[str, str]:
-    """``(note, json text)`` of the knowledge under a strategy.
+    """``(note, json text)`` of the knowledge in a format of :data:`KNOWLEDGE_FORMATS`.
 
     ``knowledge`` is a :meth:`Home.knowledge` dict to render (the episode's
     initial knowledge); None renders the home as it is now. ``note`` is
-    :func:`strategy_note`, to go under the message's header line.
+    :func:`format_note`, to go under the message's header line.
     ``visited``: rooms the robot has been in during the task, which
     retrieval keeps showing (a search must remember where it looked).
 
     Examples:
         >>> from lares_kit import load_world
         >>> home = load_world("lares-home")
+        >>> knowledge_text(home, "full")[1] == home.render_knowledge("full")
+        True
         >>> knowledge_text(home, "compact")[1][:41]
         '{"home":"lares-home","name":"The Lares ho'
         >>> note, text = knowledge_text(home, "overview")
@@ -252,31 +278,48 @@ def knowledge_text(home: Home, strategy: str = "full", instruction: str = "",
         >>> note.split(" --")[0], [r["id"] for r in json.loads(text)["rooms"]]
         ('Retrieved: 5 of 5 rooms', ['lounge', 'hallway', 'kitchen', 'bedroom', 'office'])
     """
-    _check(strategy)
-    if strategy == "retrieval" and knowledge is None and home.graph.number_of_nodes() > NEIGHBOURS:
-        # Only the rooms retrieved are built at all: the whole knowledge of a building is the slow part.
-        visited = list(visited)
-        rooms, _ = relevant_rooms(home, instruction, home.robot.room, [s["room"] for s in home.seen.values()],
-                                  visited)
-        knowledge = home.knowledge(rooms=rooms)
-    k = knowledge if knowledge is not None else home.knowledge()
-    if strategy == "full":
-        return "", json.dumps(k, indent=2)
-    if strategy == "compact":
-        return "", json.dumps(k, separators=(",", ":"))
-    if strategy == "overview":
-        rooms = [{**r, "devices": [{key: v for key, v in d.items() if key != "state"} for d in r["devices"]]}
-                 for r in k["rooms"]]
-        return strategy_note("overview"), json.dumps({**k, "rooms": rooms}, separators=(",", ":"))
-    part, shown = _retrieved(home, k, instruction, visited)
-    return strategy_note("retrieval", shown, home.graph.number_of_nodes()), json.dumps(part, separators=(",", ":"))
+    check_format(fmt)
+    if fmt == "retrieval":
+        return render_retrieval(home, instruction, knowledge, visited)
+    return format_note(fmt), render(knowledge if knowledge is not None else home.knowledge(), fmt)
+
+
+def knowledge_prompt(home: Home | None, mode: str = "latest", fmt: str = "full", instruction: str = "", *,
+                     initial: dict[str, Any] | None = None, visited: Iterable[str] = (),
+                     home_id: str | None = None) -> str | None:
+    """The world-knowledge message of a prompt: its header, the format's note, the knowledge. None in mode ``none``.
+
+    Mode ``latest`` renders ``home`` as it is now (as Lares does, every
+    turn); ``initial`` renders ``initial``, the :meth:`Home.knowledge` taken
+    at the start. ``home_id`` names the home if the text is too big for any
+    prompt (:func:`check_prompt_size`). :meth:`lares_kit.episode.Episode.messages`
+    calls this for every agent.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> for line in knowledge_prompt(home, "latest", "overview").splitlines():
+        ...     print(line[:50])
+        WORLD KNOWLEDGE (latest)
+        Overview: the layout and devices without their sta
+        {"home":"lares-home","name":"The Lares home","time
+        >>> knowledge_prompt(home, "none") is None
+        True
+    """
+    if mode == "none":
+        return None
+    note, text = knowledge_text(home, fmt, instruction,  # type: ignore[arg-type]
+                                None if mode == "latest" else initial, visited)
+    check_prompt_size(text, fmt, home_id if home_id is not None else getattr(home, "id", ""))
+    header = knowledge_header(mode) + (f"\n{note}" if note else "")
+    return f"{header}\n{text}"
 
 
 class PromptTooBig(LaresError):
     """The home's knowledge is bigger than any model's prompt; nothing was sent."""
 
 
-def check_prompt_size(text: str, strategy: str, home_id: str) -> str:
+def check_prompt_size(text: str, fmt: str, home_id: str) -> str:
     """``text`` if it fits in a prompt, else :class:`PromptTooBig` saying what to use instead.
 
     Tokens are estimated as characters / 4 (JSON runs about 3.8), so the
@@ -295,9 +338,9 @@ def check_prompt_size(text: str, strategy: str, home_id: str) -> str:
         return text
     name = home_id if len(home_id) <= 60 else home_id[:60] + "..."
     fix = ("Name fewer rooms in the instruction, or split the home into smaller world files."
-           if strategy == "retrieval" else "Use the 'retrieval' format (lares run --knowledge-format retrieval; "
+           if fmt == "retrieval" else "Use the 'retrieval' format (lares run --knowledge-format retrieval; "
            'run_agent(..., knowledge_format="retrieval")): it sends only the rooms the instruction is about.')
-    raise PromptTooBig(f"The knowledge of home {name!r} is about {tokens:,} tokens in the {strategy!r} format, more "
+    raise PromptTooBig(f"The knowledge of home {name!r} is about {tokens:,} tokens in the {fmt!r} format, more "
                        f"than the {PROMPT_TOKENS_AT_MOST:,} a model's prompt can hold, so nothing was sent. {fix}")
 
 

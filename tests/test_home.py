@@ -107,7 +107,7 @@ def test_sightings_are_knowledge_and_go_stale(home):
     assert "bruno" not in home.knowledge()["seen"]
 
 
-@pytest.mark.parametrize("fmt", ["json", "compact", "text"])
+@pytest.mark.parametrize("fmt", ["full", "compact", "overview", "text", "json"])
 def test_render_knowledge_formats(home, fmt):
     text = home.render_knowledge(fmt)
     assert "kitchen-light" in text and "hallway" in text
@@ -116,13 +116,28 @@ def test_render_knowledge_formats(home, fmt):
 def test_render_json_is_parseable(home):
     import json
 
-    assert json.loads(home.render_knowledge("json")) == home.knowledge()
+    assert json.loads(home.render_knowledge()) == home.knowledge()
     assert json.loads(home.render_knowledge("compact")) == home.knowledge()
+    assert home.render_knowledge("json") == home.render_knowledge("full") == json.dumps(home.knowledge(), indent=2)
 
 
 def test_render_unknown_format(home):
-    with pytest.raises(ValueError, match="unknown knowledge format"):
+    with pytest.raises(ValueError, match="^unknown knowledge format 'xml'; a knowledge dict renders as: full, compact"):
         home.render_knowledge("xml")
+    with pytest.raises(ValueError, match="knowledge_text"):  # retrieval needs an instruction: it says where to go
+        home.render_knowledge("retrieval")
+
+
+def test_the_home_imports_no_prompt_or_agent_module():
+    # The home is the world: it renders its knowledge with the leaf renderers, never through lares_kit.knowledge.
+    import ast
+    from pathlib import Path
+
+    import lares_kit.home
+
+    tree = ast.parse(Path(lares_kit.home.__file__).read_text(encoding="utf-8"))
+    modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level}
+    assert modules == {"knowledge_formats"}
 
 
 def test_second_home_is_not_five_rooms():

@@ -1,4 +1,4 @@
-"""Knowledge strategies (lares_kit.knowledge) and the offline model under each of them."""
+"""Knowledge formats (lares_kit.knowledge, notebook 16's strategies), one renderer each, and the offline model."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from lares_kit.knowledge import (
     relevant_rooms,
     use_id_enums,
 )
-from lares_kit.models.reading import read_request
+from lares_kit.models.offline.reading import read_request
 from lares_kit.tools import Toolbox, ToolError
 
 
@@ -38,7 +38,7 @@ def test_full_is_exactly_the_lares_pretty_json():
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_the_offline_model_reads_every_strategy(strategy):
+def test_the_offline_model_reads_every_format(strategy):
     home = load_world("townhouse")
     b = read_request([{"role": "system", "content": _message(home, strategy)},
                       {"role": "user", "content": "turn on the light in the kitchen"}])
@@ -76,7 +76,7 @@ def test_a_small_home_is_retrieved_whole():
 def test_id_enums_are_left_out_of_big_homes_except_in_the_lares_baseline(building):
     assert use_id_enums(building, "full") and not use_id_enums(building, "retrieval")
     assert use_id_enums(load_world("lares-home"), "overview")
-    with pytest.raises(ValueError, match="unknown knowledge strategy"):
+    with pytest.raises(ValueError, match="^unknown knowledge format 'telepathy'; formats: full, compact, overview, "):
         use_id_enums(building, "telepathy")
 
 
@@ -118,3 +118,59 @@ def test_overview_fetches_live_context_before_setting_a_thermostat():
 def test_an_unknown_format_is_refused():
     with pytest.raises(Exception, match="unknown knowledge format"):
         run_agent("hi", load_world("lares-home"), knowledge_format="telepathy")
+
+
+# ------------------------------------------------------------ one vocabulary
+def test_modes_and_formats_have_one_home_and_the_old_names_are_the_same_objects():
+    from lares_kit import episode, knowledge, knowledge_formats
+
+    assert episode.KNOWLEDGE_MODES is knowledge.KNOWLEDGE_MODES is knowledge_formats.KNOWLEDGE_MODES
+    assert STRATEGIES is knowledge.KNOWLEDGE_FORMATS is knowledge_formats.KNOWLEDGE_FORMATS
+    assert episode.knowledge_header is knowledge.knowledge_header is knowledge_formats.knowledge_header
+    assert STRATEGIES == ("full", "compact", "overview", "retrieval")
+
+
+@pytest.mark.parametrize("fmt", ["full", "compact", "overview"])
+def test_the_home_and_the_prompt_write_a_format_with_the_same_renderer(fmt, monkeypatch):
+    # One renderer per format: patch it, and every writer of the format -- the home, knowledge_text, the
+    # episode's message in both modes that take knowledge -- must change with it.
+    from lares_kit import knowledge_formats
+
+    monkeypatch.setitem(knowledge_formats.RENDERERS, fmt, lambda k: f"<{fmt} of {k['home']}>")
+    home = load_world("lares-home")
+    assert home.render_knowledge(fmt) == knowledge_text(home, fmt)[1] == f"<{fmt} of lares-home>"
+    for mode in ("latest", "initial"):
+        ep = Episode.start("hi", home, agent="a", model="m", knowledge=mode, knowledge_format=fmt)
+        assert ep.messages(home)[1]["content"].endswith(f"\n<{fmt} of lares-home>")
+
+
+def test_retrieval_has_one_renderer_too(building, monkeypatch):
+    from lares_kit import knowledge
+
+    monkeypatch.setattr(knowledge, "render_retrieval", lambda home, instruction, k=None, visited=(): ("", "<r>"))
+    ep = Episode.start("find the parcel", building, agent="a", model="m", knowledge_format="retrieval")
+    assert knowledge_text(building, "retrieval", "find the parcel")[1] == "<r>"
+    assert ep.messages(building)[1]["content"] == "WORLD KNOWLEDGE (latest)\n<r>"
+
+
+def test_full_in_mode_initial_is_the_lares_json_of_the_start():
+    home = load_world("lares-home")
+    ep = Episode.start("hi", home, agent="a", model="m", knowledge="initial")
+    home.update_device("kitchen-light", {"on": True})
+    text = ep.messages(home)[1]["content"].split("\n", 1)[1]
+    assert text == json.dumps(ep.initial_knowledge, indent=2) != home.render_knowledge("full")
+    assert ep.messages(None)[1]["content"] == ep.messages(home)[1]["content"]  # initial needs no home
+
+
+def test_the_prompt_writes_exactly_the_header_note_and_text():
+    from lares_kit.knowledge import knowledge_prompt
+    from lares_kit.knowledge_formats import format_note, knowledge_header
+
+    home = load_world("townhouse")
+    for mode in ("latest", "initial"):
+        for fmt in STRATEGIES:
+            note, text = knowledge_text(home, fmt, "find my keys", None if mode == "latest" else home.knowledge())
+            head = knowledge_header(mode) + (f"\n{note}" if note else "")
+            assert knowledge_prompt(home, mode, fmt, "find my keys", initial=home.knowledge()) == f"{head}\n{text}"
+            assert bool(note) == (fmt in ("overview", "retrieval")) and note.startswith(format_note(fmt)[:9])
+    assert knowledge_prompt(home, "none", "full") is None
