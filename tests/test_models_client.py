@@ -110,21 +110,67 @@ def test_import_lares_kit_does_not_import_openai():
     assert out.stdout.strip() == "True", out.stderr
 
 
-FORBIDDEN = {"lares_kit.home", "lares_kit.worlds", "lares_kit.tools", "lares_kit.agents", "lares_kit.episode"}
+# The home side: what the offline model must never read (it knows only what a request tells it).
+FORBIDDEN = {"lares_kit.home", "lares_kit.worlds", "lares_kit.tools", "lares_kit.agents", "lares_kit.episode",
+             "lares_kit.safety", "lares_kit.safety_audit", "lares_kit.monitor", "lares_kit.sandbox", "lares_kit.memory",
+             "lares_kit.memory_store", "lares_kit.profiles", "lares_kit.device_api", "lares_kit.knowledge",
+             "lares_kit.bench", "lares_kit.users", "lares_kit.devices"}
+# The leaf contracts both sides share: the only lares_kit modules outside models/ that models/ may import.
+LEAVES = {"lares_kit.contract", "lares_kit.confirmation", "lares_kit.errors", "lares_kit.wording", "lares_kit.times"}
 
 
-@pytest.mark.parametrize("path", sorted(MODELS.glob("*.py")), ids=lambda p: p.name)
-def test_models_never_import_the_home(path):
-    # The offline model may know only what a request tells it: no import of the home, worlds, tools or agents.
+def lares_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, dotted name) of every lares_kit import in a file, relative ones resolved at any depth, lazy ones too."""
+    module = list(path.relative_to(ROOT).with_suffix("").parts)
+    package = module if module[-1] == "__init__" else module[:-1]
+    package = [p for p in package if p != "__init__"]
+    found = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
-            if node.level:  # relative: from ..home import X  ->  lares_kit.home
-                base = ".".join(["lares_kit", "models"][: 2 - (node.level - 1)] + ([base] if base else []))
+            if node.level:  # from ..home import X, one level up per extra dot: lares_kit.home
+                base = ".".join(package[: len(package) - (node.level - 1)] + ([base] if base else []))
             names = [base] + [f"{base}.{a.name}" for a in node.names]
         else:
             continue
-        for name in names:
-            assert not any(name == f or name.startswith(f + ".") for f in FORBIDDEN), f"{path.name} imports {name}"
+        found += [(node.lineno, n) for n in names if n == "lares_kit" or n.startswith("lares_kit.")]
+    return found
+
+
+def test_lares_imports_resolves_relative_imports(tmp_path):
+    deep = ROOT / "lares_kit" / "models" / "offline" / "reading.py"
+    names = {n for _, n in lares_imports(deep)}
+    assert not names or all(n.startswith("lares_kit.") for n in names)
+    planning = {n for _, n in lares_imports(ROOT / "lares_kit" / "models" / "offline" / "planning.py")}
+    assert {"lares_kit.wording", "lares_kit.models.offline.reading"} <= planning
+    client = {n for _, n in lares_imports(ROOT / "lares_kit" / "models" / "client.py")}
+    assert "lares_kit.errors" in client and "lares_kit.models.transport" in client
+
+
+@pytest.mark.parametrize("path", sorted(MODELS.rglob("*.py")), ids=lambda p: str(p.relative_to(MODELS)))
+def test_models_never_import_the_home(path):
+    # The offline model may know only what a request tells it: no import of the home, worlds, tools, agents or the
+    # safety policy -- in every module of lares_kit.models, the offline/ subpackage included.
+    for line, name in lares_imports(path):
+        assert not any(name == f or name.startswith(f + ".") for f in FORBIDDEN), f"{path.name}:{line} imports {name}"
+        top = ".".join(name.split(".")[:2])
+        assert top in LEAVES or name.startswith("lares_kit.models"), (
+            f"{path.name}:{line} imports {name}: models/ may use only lares_kit.models and {sorted(LEAVES)}")
+
+
+@pytest.mark.parametrize("leaf", sorted(LEAVES))
+def test_the_shared_contracts_are_leaves(leaf):
+    # What models/ shares with the home side must not pull the home side in behind it.
+    path = ROOT / (leaf.replace(".", "/") + ".py")
+    for line, name in lares_imports(path):
+        assert ".".join(name.split(".")[:2]) in LEAVES, f"{leaf} imports {name} (line {line})"
+
+
+def test_yes_is_defined_once():
+    # "yes" to the safety gate's question means one thing on both sides: lares_kit.confirmation.is_yes.
+    from lares_kit.confirmation import is_yes
+    from lares_kit.models.offline import confirming, sage_rules
+
+    assert confirming.is_yes is is_yes and sage_rules.is_yes is is_yes

@@ -200,7 +200,7 @@ def test_lights_off_to_see_better_follows_the_answer_either_way():
     ("lights on, I can't see a thing", "brighter", ("brighter", None)),
 ])
 def test_reading_an_answer_to_a_contradiction(answer, wanted, expected):
-    from lares_kit.models.contradiction import read_answer
+    from lares_kit.models.offline.contradiction import read_answer
 
     assert read_answer(answer, wanted) == expected
 
@@ -344,8 +344,8 @@ def test_on_as_a_place_does_not_stop_switching(instruction, device):
 
 
 def test_a_tool_the_model_does_not_know_may_do_the_job_so_it_does_not_claim_it_cannot():
-    from lares_kit.models.infeasible import recognise_infeasible
-    from lares_kit.models.reading import Beliefs
+    from lares_kit.models.offline.infeasible import recognise_infeasible
+    from lares_kit.models.offline.reading import Beliefs
 
     b = Beliefs("text my brother that dinner is ready", "latest", {}, {}, None, {}, [])
     assert recognise_infeasible(b, {"halt", "setlight"}).message.startswith("I can't text your brother")
@@ -372,7 +372,7 @@ def test_a_look_in_the_dark_tells_the_model_which_light_to_switch_on():
 
     from lares_kit import Toolbox
     from lares_kit.episode import knowledge_header
-    from lares_kit.models.reading import read_request
+    from lares_kit.models.offline.reading import read_request
 
     house = load_world("lares-home")
     house.move_robot("bedroom")

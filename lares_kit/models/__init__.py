@@ -43,14 +43,8 @@ This package does not import the home, the worlds or the tools: the offline
 model knows only what a request tells it.
 """
 
-from .client import (
-                     OFFLINE_BASE_URL,
-                     MissingAPIKey,
-                     load_api_key,
-                     make_async_client,
-                     make_client,
-                     resolve_model,
-)
+from .client import load_api_key, make_async_client, make_client, resolve_model
+from .endpoints import OFFLINE_BASE_URL, MissingAPIKey
 from .tokens import count_request, count_tokens
 
 __all__ = [

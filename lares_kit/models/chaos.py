@@ -38,6 +38,7 @@ from typing import Any
 
 import openai
 
+from .endpoints import OFFLINE_BASE_URL, OFFLINE_MODELS, remote_settings
 from .transport import OfflineTransport, httpx
 
 __all__ = ["FAULTS", "ChaosTransport", "chaos_client", "parse_chaos_name"]
@@ -206,15 +207,13 @@ def chaos_client(model: str = "offline", rate: float = 0.1, seed: int | None = N
         >>> client.chat.completions.create(model="offline", messages=[{"role": "user", "content": "hi"}]).choices[0].message.role
         'assistant'
     """
-    from .client import OFFLINE_BASE_URL, OFFLINE_MODELS, _remote_settings
-
     seed = int(os.environ.get("LARES_CHAOS_SEED", "0")) if seed is None else seed
     if model in OFFLINE_MODELS:
         transport = ChaosTransport(OfflineTransport(), rate, seed, faults)
         http = httpx.Client(transport=transport, base_url=OFFLINE_BASE_URL, timeout=timeout)
         return openai.OpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
                              max_retries=max_retries, timeout=timeout, **kw)
-    settings = _remote_settings(model, kw)
+    settings = remote_settings(model, kw)
     transport = ChaosTransport(httpx.HTTPTransport(), rate, seed, faults, model=model)
     return openai.OpenAI(**settings, http_client=httpx.Client(transport=transport, timeout=timeout),
                          max_retries=max_retries, timeout=timeout, **kw)

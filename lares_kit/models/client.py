@@ -12,8 +12,9 @@ and ``docs/models.md``.
   run in process by llama.cpp, with or without schema-constrained tool calls
   (:mod:`.local`; needs the ``[local]`` extra: ``make local``).
 * any other name: the endpoint in ``OPENAI_BASE_URL`` (default OpenAI) with
-  the key in ``OPENAI_API_KEY``. No key: :class:`MissingAPIKey` at once,
-  before any request.
+  the key in ``OPENAI_API_KEY``. No key:
+  :class:`~lares_kit.models.endpoints.MissingAPIKey` at once, before any
+  request.
 
 Retries and timeouts are set on purpose: the SDK retries 429 and 5xx
 responses ``max_retries`` times with backoff (2 by default, as the SDK
@@ -31,21 +32,12 @@ from typing import Any
 import openai
 
 from ..errors import LaresError
+from .chaos import chaos_client, parse_chaos_name
+from .endpoints import KEY, OFFLINE_BASE_URL, OFFLINE_MODELS, remote_settings
 from .local import LOCAL_MODELS
 from .transport import AsyncOfflineTransport, OfflineTransport, httpx
 
-__all__ = ["OFFLINE_BASE_URL", "OFFLINE_MODELS", "MissingAPIKey", "load_api_key", "make_async_client", "make_client", "resolve_model"]
-
-# Names the offline model answers to in process. "offline-multi" is the same rules with a teaching
-# fault switched on: several Actions after one Thought (lares_kit.models.offline.FAULTY_MODEL).
-OFFLINE_MODELS = ("offline", "offline-multi")
-# The offline client's base URL: never resolved, the transport answers first.
-OFFLINE_BASE_URL = "http://offline.lares.invalid/v1"
-KEY = "OPENAI_API_KEY"
-
-
-class MissingAPIKey(LaresError):
-    """A remote model was asked for and ``OPENAI_API_KEY`` is not set."""
+__all__ = ["load_api_key", "make_async_client", "make_client", "resolve_model"]
 
 
 def resolve_model(model: str | None = None) -> str:
@@ -59,15 +51,6 @@ def resolve_model(model: str | None = None) -> str:
         'offline'
     """
     return model or os.environ.get("LARES_MODEL") or "offline"
-
-
-def _remote_settings(name: str, kw: dict[str, Any]) -> dict[str, Any]:
-    key = kw.pop("api_key", None) or os.environ.get(KEY)
-    if not key:
-        raise MissingAPIKey(f"the model {name!r} needs an API key, and {KEY} is not set. Set it (export {KEY}=...; "
-                            f"any value for a local server), or use the built-in model with --model offline "
-                            "(no key needed).")
-    return {"api_key": key, "base_url": kw.pop("base_url", None) or os.environ.get("OPENAI_BASE_URL") or None}
 
 
 def make_client(model: str | None = None, *, max_retries: int = 2, timeout: float = 60.0, latency: float = 0.0,
@@ -90,8 +73,6 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
     """
     name = resolve_model(model)
     if name.startswith("chaos:"):  # "chaos:offline@0.2": replies broken at a rate, on purpose (.chaos)
-        from .chaos import chaos_client, parse_chaos_name
-
         inner, rate = parse_chaos_name(name) or (name, 0.0)
         if inner == name:
             raise LaresError(f"a chaos model is named chaos:<model>@<rate>, like chaos:offline@0.2; got {name!r}")
@@ -104,7 +85,7 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
         from .local_wire import local_client
 
         return local_client(max_retries=max_retries, timeout=timeout, **kw)
-    return openai.OpenAI(**_remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
+    return openai.OpenAI(**remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
 
 
 def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout: float = 60.0, latency: float = 0.0,
@@ -130,7 +111,7 @@ def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout
         from .local_wire import local_async_client
 
         return local_async_client(max_retries=max_retries, timeout=timeout, **kw)
-    return openai.AsyncOpenAI(**_remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
+    return openai.AsyncOpenAI(**remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
 
 
 def _read_env_file(path: Path, name: str) -> str | None:

@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import re
 
-from ..wording import is_plural
+from ...wording import is_plural
 from .reading import Beliefs, Dev
-from .understanding import Goal, describe, words_of
+from .understanding import Goal
+from .vocabulary import describe, words_of
 
 __all__ = ["recognise_infeasible", "what_my_tools_do"]
 
@@ -118,7 +119,7 @@ def what_my_tools_do(b: Beliefs, can: set[str]) -> str:
     alone sets nothing, so it is not mentioned.
 
     Examples:
-        >>> from lares_kit.models.reading import Room
+        >>> from lares_kit.models.offline.reading import Room
         >>> b = Beliefs("", "latest", {"hall": Room("hall", "Hall")}, {"l": Dev("l", "Light", "light", "hall"),
         ...             "t": Dev("t", "Thermostat", "thermostat", "hall")}, "hall", {}, [])
         >>> what_my_tools_do(b, {"setlight", "setdevice", "moverobot", "lookwithrobot", "halt"})
@@ -234,7 +235,7 @@ def recognise_infeasible(b: Beliefs, can: set[str] | None = None) -> Goal | None
     sentence about the tools (a clause inside a longer instruction).
 
     Examples:
-        >>> from lares_kit.models.reading import Room
+        >>> from lares_kit.models.offline.reading import Room
         >>> b = Beliefs("Brew me an espresso, please", "latest", {"hall": Room("hall", "Hall")},
         ...             {"l": Dev("l", "Light", "light", "hall", state={"on": False})}, "hall", {}, [])
         >>> print(recognise_infeasible(b, {"setlight", "moverobot", "halt"}).message)

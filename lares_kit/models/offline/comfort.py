@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass
 
 from .reading import Beliefs, Dev, norm
-from .understanding import Change, Goal, _rooms_in, missing_in_rooms, words_of
+from .understanding import Change, Goal, missing_in_rooms
+from .vocabulary import rooms_in, words_of
 
 __all__ = ["FEELINGS", "Readings", "recognise_comfort", "comfort_step", "parse_readings"]
 
@@ -81,7 +82,7 @@ def recognise_comfort(b: Beliefs) -> Goal | None:
     """A comfort goal (``kind="comfort"``, the room in ``target``, the feeling in ``condition``), or None.
 
     Examples:
-        >>> from lares_kit.models.reading import Room
+        >>> from lares_kit.models.offline.reading import Room
         >>> b = Beliefs("it's stuffy in meeting room 2, do something", "latest",
         ...             {"meeting-room-2": Room("meeting-room-2", "Meeting room 2")}, {}, None, {}, [])
         >>> g = recognise_comfort(b)
@@ -92,7 +93,7 @@ def recognise_comfort(b: Beliefs) -> Goal | None:
     feeling = next((f for pattern, f in FEELINGS if re.search(pattern, text)), None)
     if feeling is None:
         return None
-    rooms, _ = _rooms_in(text, b)
+    rooms, _ = rooms_in(text, b)
     if not rooms:
         return None
     return Goal("comfort", target=rooms[:1], condition=feeling)

@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 
 from .reading import Beliefs, Dev, norm
-from .understanding import Change, Goal, _rooms_in, words_of
+from .understanding import Change, Goal
+from .vocabulary import rooms_in, words_of
 
 __all__ = ["recognise_memory", "memory_step", "preference_of", "speaker_of"]
 
@@ -78,7 +79,7 @@ def recognise_memory(b: Beliefs) -> Goal | None:
                     message=name.group(1).capitalize() if name else "")
     if _USUAL.search(text):
         attribute = _attribute(text)
-        rooms, rest = _rooms_in(text, b)
+        rooms, rest = rooms_in(text, b)
         mine = re.search(r"\bmy ((?!usual|normal|preferred|favou?rite)[a-z]+(?: room)?)\b", rest)
         place = mine.group(1) if mine else (b.rooms[rooms[0]].name.lower() if rooms else "")
         asks = re.match(r"(what|which|how|do you know|tell me)\b", text) is not None  # a question: answer only
@@ -116,7 +117,7 @@ def preference_of(result: str, key: str) -> float | int | str | None:
 
 
 def _room_for(b: Beliefs, goal: Goal, speaker: str) -> str | None:
-    rooms, _ = _rooms_in(words_of(goal.target_text), b)
+    rooms, _ = rooms_in(words_of(goal.target_text), b)
     if rooms:
         return rooms[0]
     if speaker and goal.target_text:  # "my office" -> the room called "Ana's office"

@@ -18,7 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..wording import agree, capitalise, join_clauses, with_article
+from ...wording import agree, capitalise, join_clauses, with_article
 from .comfort import comfort_step, recognise_comfort
 from .compound import recognise_compound
 from .confirming import confirmation_step
@@ -28,16 +28,8 @@ from .infeasible import recognise_infeasible
 from .live_context import live_context_step
 from .reading import Beliefs, norm
 from .remembering import memory_step, recognise_memory
-from .understanding import (
-    NOT_UNDERSTOOD,
-    Change,
-    Goal,
-    _rooms_in,
-    daytime_answer,
-    describe,
-    understand,
-    words_of,
-)
+from .understanding import NOT_UNDERSTOOD, Change, Goal, daytime_answer, understand
+from .vocabulary import describe, rooms_in, words_of
 
 __all__ = ["STAND_IN", "Intention", "plan", "route"]
 
@@ -65,7 +57,7 @@ def route(b: Beliefs, start: str, goal: str) -> list[str]:
     """Rooms from ``start`` to ``goal`` over the believed exits (breadth-first), or [] if none.
 
     Examples:
-        >>> from lares_kit.models.reading import Beliefs, Room
+        >>> from lares_kit.models.offline.reading import Beliefs, Room
         >>> rooms = {"a": Room("a", "A", exits=["b"]), "b": Room("b", "B", exits=["a", "c"]), "c": Room("c", "C", exits=["b"])}
         >>> route(Beliefs("", "latest", rooms, {}, "a", {}, []), "a", "c")
         ['a', 'b', 'c']
@@ -230,7 +222,7 @@ def _no_map(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
             return [Intention("ask", {"question": question}, "Without a map I cannot search, so I ask the user.")]
         return _halt(f"I was not given a map of the home (no WORLD KNOWLEDGE message), so I cannot search for "
                      f"{goal.target_text}.")
-    rooms, _ = _rooms_in(words_of(answer), b)
+    rooms, _ = rooms_in(words_of(answer), b)
     lights = [d for r in rooms for d in b.lights_in(r)]
     if goal.then != "report" and lights:
         return _control(b, [Change(lights[0].id, "on", goal.then == "on")], can,
@@ -279,7 +271,7 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
     caller sends them as parallel tool calls when that is allowed).
 
     Examples:
-        >>> from lares_kit.models.reading import Beliefs, Room, Dev
+        >>> from lares_kit.models.offline.reading import Beliefs, Room, Dev
         >>> b = Beliefs("turn on the light in the kitchen", "latest", {"kitchen": Room("kitchen", "Kitchen")},
         ...             {"k": Dev("k", "Light", "light", "kitchen", state={"on": False})}, "kitchen", {}, [])
         >>> plan(b, {"setlight", "halt"})[0].args

@@ -17,49 +17,34 @@ a thermostat, "living room" may be the lounge). What it recognises:
   "on" as a place ("the book on the shelf") is not a switch;
 * clarify -- "turn on the lamp" when several lamps fit and no room is said;
 * unknown -- everything else; the planner then tries
-  :mod:`~lares_kit.models.infeasible` (a clear request nothing here can do)
+  :mod:`~lares_kit.models.offline.infeasible` (a clear request nothing here can do)
   before saying it could not understand.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..wording import agree, capitalise, in_sentence
+from ...wording import agree, capitalise
 from .reading import Beliefs, Dev
+from .vocabulary import (
+    LIGHT_WORDS,
+    ROOM_WORDS,
+    STOP,
+    THING_WORDS,
+    TYPE_WORDS,
+    describe,
+    has_word,
+    room_phrases,
+    rooms_in,
+    words_of,
+)
 
-__all__ = ["NOT_UNDERSTOOD", "Change", "Goal", "daytime_answer", "describe", "missing_in_rooms", "understand",
-           "words_of"]
+__all__ = ["NOT_UNDERSTOOD", "WHICH_ONE", "Change", "Goal", "daytime_answer", "missing_in_rooms", "understand",
+           "which_one"]
 
-LIGHT_WORDS = ("light", "lights", "lamp", "lamps", "bulb", "bulbs", "lighting")
-# device type -> what people call it
-TYPE_WORDS: dict[str, tuple[str, ...]] = {
-    "light": LIGHT_WORDS, "thermostat": ("thermostat", "heating", "heat", "temperature", "degrees"),
-    "heater": ("heater", "heating", "radiator"), "lock": ("lock", "door"), "door": ("door",),
-    "window": ("window", "windows"), "blinds": ("blinds", "blind", "shades", "curtains"), "fan": ("fan",),
-    "tv": ("tv", "television", "telly"), "speaker": ("speaker", "music", "radio"), "oven": ("oven",),
-    "stove": ("stove", "hob", "cooker"), "kettle": ("kettle",), "alarm": ("alarm",),
-    "hvac": ("air conditioning", "air conditioner", "aircon", "ac", "hvac", "cooling"),
-    "sensor": ("sensor", "sensors"),
-}
-# Things people ask homes to do that a given home may not have: a mention with no match is refused.
-THING_WORDS = {w for ws in TYPE_WORDS.values() for w in ws} | {
-    "coffee machine", "dishwasher", "fridge", "washing machine", "vacuum", "sprinkler", "air conditioning",
-    "aircon", "fireplace", "garage door", "camera", "printer", "jacuzzi", "hot tub", "microwave", "toaster", "dryer"}
-ROOM_WORDS = {"garage", "attic", "basement", "cellar", "garden", "bathroom", "toilet", "loft", "pantry", "nursery",
-              "playroom", "gym", "studio", "office", "study", "kitchen", "lounge", "hall", "hallway", "bedroom",
-              "porch", "balcony", "patio", "shed", "laundry", "landing", "library", "den", "conservatory", "closet",
-              "utility room", "guest room", "spare room", "dining room", "living room", "sitting room", "terrace",
-              "master bedroom", "kids room", "games room", "cinema room", "wine cellar", "driveway", "roof"}
-ROOM_SYNONYMS = [{"lounge", "living room", "sitting room", "front room", "family room"},
-                 {"hallway", "hall", "corridor", "entrance", "entry", "foyer", "landing"},
-                 {"office", "study", "workroom"}, {"bedroom", "main bedroom", "master bedroom"},
-                 {"bathroom", "washroom"}]
-STOP = {"the", "a", "an", "my", "our", "your", "in", "on", "off", "to", "of", "and", "for", "please", "all", "turn",
-        "switch", "set", "is", "it", "me", "us", "up", "at", "with", "room", "light", "lights"}
 NOT_UNDERSTOOD = "could not understand"  # how a reply to a question it cannot read begins its excuse
 NUMERIC_ATTRS = ("target", "position", "brightness", "volume", "level", "speed", "channel", "temperature")
 
@@ -87,29 +72,6 @@ class Goal:
     message: str = ""  # question / refuse / unknown: the reply
 
 
-@functools.lru_cache(maxsize=8192)  # called for every device name on every request: cache it
-def words_of(text: str) -> str:
-    """Lower-case words, hyphens as spaces, punctuation dropped (digits and '.' kept).
-
-    Examples:
-        >>> words_of("Turn ON the Living-Room lamp, please!")
-        'turn on the living room lamp please'
-    """
-    text = text.lower().replace("’", "'").replace("-", " ").replace("_", " ")
-    return " ".join(re.sub(r"[^a-z0-9.'% ]", " ", text).replace("'s ", " ").split()).strip(". ")
-
-
-def _has(text: str, phrase: str) -> bool:
-    return bool(phrase) and re.search(rf"\b{re.escape(phrase)}s?\b", text) is not None
-
-
-def describe(b: Beliefs, dev_id: str) -> str:
-    """'the light in the Kitchen' -- how a halt message names a device ('the TV in the Den': capitals kept)."""
-    dev = b.devices[dev_id]
-    room = b.rooms[dev.room].name if dev.room in b.rooms else None
-    return f"the {in_sentence(dev.name)} in the {room}" if room else f"the {in_sentence(dev.name)} ({dev.id})"
-
-
 # Ways of saying on and off that the rules read as the plain words.
 _SAYINGS = [(r"\b(?:kill|cut)\b(?= (?:the |all )?(?:\w+ )?(?:lights?|lamps?|power)\b)", "switch off"),
             (r"\b(?:we|i) (?:don'?t|do not) need (?=(?:the |any )?(?:lights?|lamps?)\b)", "switch off "),
@@ -122,36 +84,6 @@ def which_one(b: Beliefs, devices: list[Dev]) -> str:
     names = [describe(b, d.id) for d in devices]
     listed = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
     return f"{WHICH_ONE}{listed}?"
-
-
-def _room_phrases(b: Beliefs) -> dict[str, set[str]]:
-    return {r.id: {words_of(r.name), words_of(r.id), *map(words_of, r.aliases)} for r in b.rooms.values()}
-
-
-def _rooms_in(text: str, b: Beliefs) -> tuple[list[str], str]:
-    # -> (room ids mentioned, the text with those mentions blanked out)
-    found: list[tuple[int, str]] = []
-    phrases = sorted(((p, r) for r, ps in _room_phrases(b).items() for p in ps if p), key=lambda x: -len(x[0]))
-    for phrase, room in phrases:
-        for m in re.finditer(rf"\b{re.escape(phrase)}s?\b", text):
-            found.append((m.start(), room))
-            text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
-    for group in ROOM_SYNONYMS:  # "living room" for a home that calls it the lounge
-        fits = {r for r, ps in _room_phrases(b).items() if ps & group}
-        for word in sorted(group, key=lambda w: (-len(w), w)):
-            m = re.search(rf"\b{re.escape(word)}s?\b", text)
-            if m and len(fits) == 1:
-                found.append((m.start(), fits.pop()))
-                text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
-    floors = {r.floor for r in b.rooms.values() if r.floor is not None}
-    if len(floors) > 1:  # "downstairs", "upstairs": the rooms on those floors, when the world has floors
-        for pattern, wanted in ((r"\b(?:downstairs|down ?stairs|ground floor)\b", {min(floors)}),
-                                (r"\b(?:upstairs|up ?stairs)\b", floors - {min(floors)})):
-            if m := re.search(pattern, text):  # a room named too ("upstairs ... the landing") says more
-                found += [] if found else [(m.start(), r.id) for r in b.rooms.values() if r.floor in wanted]
-                text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
-    rooms = [r for _, r in sorted(found)]
-    return list(dict.fromkeys(rooms)), text
 
 
 def _distinct(b: Beliefs, dev: Dev) -> set[str]:
@@ -168,7 +100,7 @@ def _value_for(text: str, dev: Dev) -> tuple[str, Any] | None:
     if number:
         value = float(number.group(1))
         value = int(value) if value.is_integer() else value
-        named = [a for a in NUMERIC_ATTRS if a in keys and (_has(text, a) or (a == "brightness" and "dim" in text))]
+        named = [a for a in NUMERIC_ATTRS if a in keys and (has_word(text, a) or (a == "brightness" and "dim" in text))]
         usable = named or [a for a in NUMERIC_ATTRS if a in keys]
         return (usable[0], value) if usable else None
     if re.search(r"\bunlock", text) and "locked" in keys:
@@ -212,8 +144,8 @@ def _switched(rest: str, b: Beliefs) -> bool:
 
 def _devices_for(text: str, b: Beliefs, rooms: list[str], rest: str) -> tuple[list[Dev], str]:
     # -> (devices the words pick out, a problem sentence if none/ambiguous)
-    kinds = {t for t, ws in TYPE_WORDS.items() if any(_has(rest, w) for w in ws) or _has(rest, t)}
-    kinds |= {d.type for d in b.devices.values() if d.type and _has(rest, words_of(d.type))}
+    kinds = {t for t, ws in TYPE_WORDS.items() if any(has_word(rest, w) for w in ws) or has_word(rest, t)}
+    kinds |= {d.type for d in b.devices.values() if d.type and has_word(rest, words_of(d.type))}
     scores = {d.id: len(_distinct(b, d) & set(rest.split())) for d in b.devices.values()}
     best = max(scores.values(), default=0)
     pool = [d for d in b.devices.values() if not rooms or d.room in rooms]
@@ -280,7 +212,7 @@ def _absent_things(rest: str, b: Beliefs) -> list[str]:
     # Things people ask homes for (THING_WORDS) that are named in `rest` and no device type of this home is.
     types = {d.type for d in b.devices.values()}
     return [w for w in sorted(THING_WORDS, key=lambda w: (-len(w), w))
-            if _has(rest, w) and not any(w in TYPE_WORDS.get(t, ()) or w == t for t in types)]
+            if has_word(rest, w) and not any(w in TYPE_WORDS.get(t, ()) or w == t for t in types)]
 
 
 def _hops(b: Beliefs, start: str) -> dict[str, int]:
@@ -300,7 +232,7 @@ def missing_in_rooms(rest: str, b: Beliefs, rooms: list[str], outcome: str = ", 
     """"There is no fan in the Den..." when ``rest`` names a kind of device that none of ``rooms`` has, else "".
 
     Examples:
-        >>> from lares_kit.models.reading import Room
+        >>> from lares_kit.models.offline.reading import Room
         >>> rooms = {"den": Room("den", "Den", exits=["hall"]), "hall": Room("hall", "Hall", exits=["den"])}
         >>> b = Beliefs("", "latest", rooms, {"f": Dev("f", "Fan", "fan", "hall")}, None, {}, [])
         >>> missing_in_rooms("switch on the fan in the ###", b, ["den"])
@@ -308,7 +240,7 @@ def missing_in_rooms(rest: str, b: Beliefs, rooms: list[str], outcome: str = ", 
         >>> missing_in_rooms("switch on the fan in the ####", b, ["hall"])
         ''
     """
-    said = [(w, t) for t, ws in TYPE_WORDS.items() for w in ws if _has(rest, w)]
+    said = [(w, t) for t, ws in TYPE_WORDS.items() for w in ws if has_word(rest, w)]
     if not rooms or not said or any(d.room in rooms and d.type in {t for _, t in said} for d in b.devices.values()):
         return ""
     word = max((w for w, _ in said), key=lambda w: (len(w), w))
@@ -325,9 +257,9 @@ def missing_in_rooms(rest: str, b: Beliefs, rooms: list[str], outcome: str = ", 
 
 
 def _unknown_mention(rest: str, b: Beliefs, devices: list[Dev], rooms: list[str]) -> str:
-    present = {p for ps in _room_phrases(b).values() for p in ps}
+    present = {p for ps in room_phrases(b).values() for p in ps}
     for word in sorted(ROOM_WORDS, key=lambda w: (-len(w), w)):
-        if _has(rest, word) and word not in present:
+        if has_word(rest, word) and word not in present:
             names = ", ".join(r.name for r in b.rooms.values())
             return f"There is no {word} in this home, so I did nothing. The rooms are: {names}."
     if not devices:
@@ -343,7 +275,7 @@ def understand(b: Beliefs) -> Goal:
     """The goal behind the instruction in ``b``; answers to clarifying questions count.
 
     Examples:
-        >>> from lares_kit.models.reading import Beliefs, Room, Dev
+        >>> from lares_kit.models.offline.reading import Beliefs, Room, Dev
         >>> b = Beliefs("turn on the light in the kitchen", "latest", {"kitchen": Room("kitchen", "Kitchen")},
         ...             {"k": Dev("k", "Light", "light", "kitchen", state={"on": False})}, "kitchen", {}, [])
         >>> understand(b).changes
@@ -360,7 +292,7 @@ def understand(b: Beliefs) -> Goal:
         daytime = re.search(r"\b(day ?time|daylight|day|night|dark outside|sunny|time of day|appropriate|suitable)\b",
                             text)
         action = text[:m.start()] or text
-        rooms, rest = _rooms_in(action, b)
+        rooms, rest = rooms_in(action, b)
         devices, _ = _devices_for(action + " on", b, rooms, rest + " on")
         if devices and daytime:
             wants = re.search(r"\b(on|off)\b", action)
@@ -383,13 +315,13 @@ def understand(b: Beliefs) -> Goal:
             (m := re.search(r"\bwhere\s+(.+?)\s+(?:is|are)\b", text)) or \
             (m := re.search(r"\b(?:light|lights|lamp)\b.*?\bfor\s+(.+)", text)):
         phrase = m.group(1).strip(" ?.")
-        rooms, rest = _rooms_in(phrase, b)
+        rooms, rest = rooms_in(phrase, b)
         target = [w for w in rest.split() if w not in STOP and "#" not in w and w not in ("you", "him", "her", "them")]
         if target and not (rooms and not rest.strip("# ")) and "robot" not in target:
             onoff = re.search(r"\b(on|off)\b", text[:m.start()])
             return Goal("find", target=target, target_text=phrase,
                         then=onoff.group(1) if onoff and re.search(r"\blight|lamp", text) else "report")
-    rooms, rest = _rooms_in(text, b)
+    rooms, rest = rooms_in(text, b)
     devices, problem = _devices_for(text, b, rooms, rest)
     if re.match(r"(which|what|where|is|are|how|who|does|do|any|tell me|list)\b", text) or b.instruction.endswith("?"):
         return Goal("question", message=_answer(text, b, rooms, devices))

@@ -14,9 +14,9 @@ SAGE's tools, and each agent of the tree is told apart by its tools:
   agent that asks "which one?" makes it ask the user and try again, and so
   does one that says the home's safety policy needs the person's yes;
 * ``find_device`` + ``execute_command`` -> the **device agent**
-  (:mod:`~lares_kit.models.sage_devices`);
+  (:mod:`~lares_kit.models.offline.sage_devices`);
 * ``create_condition`` -> the **condition agent**
-  (:mod:`~lares_kit.models.sage_conditions`);
+  (:mod:`~lares_kit.models.offline.sage_conditions`);
 * ``user_profile`` -> the **preference agent** (:func:`preference_step`).
 
 Everything is decided from the request -- the task, the tools, the results
@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..confirmation import is_yes
+from ...confirmation import is_yes
 from .contradiction import clash_in, read_answer
 from .sage_conditions import condition_step, is_persistent
 from .sage_devices import CONFIRM_FIRST, device_phrase, device_step

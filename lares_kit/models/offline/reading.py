@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "norm", "read_request", "text_of"]
+__all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "apply_facts", "merge_live_context", "norm", "note_lit",
+           "read_request", "text_of"]
 
 KNOWLEDGE_TAG = "WORLD KNOWLEDGE"
 _NOW = re.compile(r"\(([\w.:-]+)\) (?:is|are) (?:now|already) (on|off)\b")  # "are": "Spotlights"
@@ -30,6 +31,8 @@ _LOOK_ROOM = re.compile(r"looks around the .*?\(([\w.:-]+)\)")
 _THING = re.compile(r"([^;:,]+?)(?:, (?:an? )?([\w -]+?))? \(([\w.:-]+)\)")
 # "It's too dark to see anything in the Bedroom -- turn on the light in the Bedroom (bedroom-light) first."
 _TOO_DARK = re.compile(r"too dark to see anything in the .*? -- turn on the light in the .*?\(([\w.:-]+)\) first")
+# "The robot moved from the Hall to the Kitchen (kitchen). It is dark there." (get_live_context's overview)
+_MOVED_TO = re.compile(r"robot moved from .*? to the .*?\(([\w.:-]+)\)\. It is (lit|dark) there")
 _SPEAKER = re.compile(r"\bYou are talking to ([A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?)\s*[.,;]")
 
 
@@ -256,12 +259,8 @@ def apply_facts(b: Beliefs) -> None:
         elif name == "moverobot":
             b.robot = str(call.arg("destination_room_id", "room_id", "room"))
             if "It is " in text:  # "It is lit/dark there": settles lights the knowledge gave no state (overview)
-                from .live_context import note_lit
-
                 note_lit(b, text)
         elif name == "getlivecontext":  # the overview strategy's live states (lares_kit.knowledge)
-            from .live_context import merge_live_context
-
             merge_live_context(b, text)
         elif name == "lookwithrobot":
             if m := _LOOK_ROOM.search(text):
@@ -269,6 +268,49 @@ def apply_facts(b: Beliefs) -> None:
             if b.robot is not None:
                 also = text.split("Also here:", 1)[1] if "Also here:" in text else ""
                 b.looked[b.robot] = [(n.strip(), t.strip(), i) for n, t, i in _THING.findall(also)]
+
+
+def merge_live_context(b: Beliefs, text: str) -> None:
+    """Fill unknown device states from a ``get_live_context`` result.
+
+    Examples:
+        >>> b = Beliefs("", "latest", {}, {"k": Dev("k", "Light", "light", "kitchen")}, None, {}, [])
+        >>> merge_live_context(b, 'Current state of 1 device(s): {"k":{"on":false}}')
+        >>> b.devices["k"].state
+        {'on': False}
+    """
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return
+    try:
+        states = json.loads(text[start:end + 1])
+    except json.JSONDecodeError:
+        return
+    for dev_id, state in states.items() if isinstance(states, dict) else ():
+        dev = b.devices.get(str(dev_id))
+        if dev is not None and isinstance(state, dict):
+            for key, value in state.items():
+                dev.state.setdefault(key, value)
+
+
+def note_lit(b: Beliefs, text: str) -> None:
+    """A move's "It is lit/dark there." settles the room's lights when their states are unknown.
+
+    Examples:
+        >>> b = Beliefs("", "latest", {}, {"k": Dev("k", "Light", "light", "kitchen")}, None, {}, [])
+        >>> note_lit(b, "The robot moved from the Hall to the Kitchen (kitchen). It is dark there.")
+        >>> b.devices["k"].state
+        {'on': False}
+    """
+    m = _MOVED_TO.search(text)
+    if m is None:
+        return
+    lights = [d for d in b.lights_in(m.group(1)) if "on" not in d.state]
+    if m.group(2) == "dark":
+        for d in lights:
+            d.state["on"] = False
+    elif len(lights) == 1 and len(b.lights_in(m.group(1))) == 1:  # lit, and only one light could be why
+        lights[0].state["on"] = True
 
 
 def _instruction_index(messages: list[dict[str, Any]]) -> int:

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import re
 
-from ..wording import with_article
+from ...wording import with_article
 from .reading import Beliefs
-from .understanding import Goal, words_of
+from .understanding import Goal
+from .vocabulary import words_of
 
 __all__ = ["HAZARDS", "recognise_hazard"]
 
@@ -117,7 +118,7 @@ def recognise_hazard(b: Beliefs) -> Goal | None:
     """A refusal when the instruction asks for one of the :data:`HAZARDS`; None otherwise.
 
     Examples:
-        >>> from lares_kit.models.reading import Beliefs
+        >>> from lares_kit.models.offline.reading import Beliefs
         >>> def goal(text):
         ...     return recognise_hazard(Beliefs(text, "latest", {}, {}, None, {}, []))
         >>> goal("Switch off the kitchen smoke alarm for good.").message.split(":")[0]

@@ -30,7 +30,8 @@ import re
 from dataclasses import replace
 
 from .reading import Beliefs
-from .understanding import Change, Goal, _rooms_in, describe, understand, words_of
+from .understanding import Change, Goal, understand
+from .vocabulary import describe, rooms_in, words_of
 
 __all__ = ["STEP", "clash_in", "contradiction_step", "read_answer", "recognise_contradiction"]
 
@@ -60,7 +61,7 @@ def recognise_contradiction(b: Beliefs) -> Goal | None:
     whose ``changes`` are the means as asked; ``question`` is what to ask.
 
     Examples:
-        >>> from lares_kit.models.reading import Room
+        >>> from lares_kit.models.offline.reading import Room
         >>> b = Beliefs("Lower the heating to warm the room up", "latest", {"hall": Room("hall", "Hall")}, {},
         ...             None, {}, [])
         >>> goal = recognise_contradiction(b)
@@ -71,7 +72,7 @@ def recognise_contradiction(b: Beliefs) -> Goal | None:
     clash = clash_in(text)
     if clash is not None:
         why, wanted, question = clash
-        rooms, _ = _rooms_in(text, b)
+        rooms, _ = rooms_in(text, b)
         return Goal("contradiction", target=rooms, condition=wanted, message=why, question=question)
     return _purpose_contradiction(b, text)
 
@@ -162,7 +163,7 @@ def _purpose_contradiction(b: Beliefs, text: str) -> Goal | None:
     if need is None:
         return None
     if dark := _MAKE_DARK.search(means_text):
-        rooms, _ = _rooms_in(dark.group(1), b)
+        rooms, _ = rooms_in(dark.group(1), b)
         means = [Change(d.id, "on", False) for d in b.devices.values() if d.room in rooms and d.type == "light"]
     else:
         goal = understand(replace(b, instruction=means_text, answers=[]))

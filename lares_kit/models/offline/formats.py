@@ -110,7 +110,7 @@ def react_reply(b: Beliefs, intentions: list[Intention], tools: dict[str, dict[s
     fault), one Action line for each independent change after the one Thought.
 
     Examples:
-        >>> from lares_kit.models.planning import Intention
+        >>> from lares_kit.models.offline.planning import Intention
         >>> its = [Intention("light", {"light_id": f"{r}-light", "on": True}, "Lights on.") for r in ("a", "b")]
         >>> print(react_reply(None, its, fake_tools(["set_light"]), several=True))
         Thought: Lights on.
@@ -191,7 +191,7 @@ def json_reply(b: Beliefs, fmt: dict[str, Any], intentions: list[Intention]) -> 
     """The reply as JSON: ``{"thought", "tool", "arguments"}`` or an object for ``fmt``'s schema.
 
     Examples:
-        >>> from lares_kit.models.planning import Intention
+        >>> from lares_kit.models.offline.planning import Intention
         >>> it = [Intention("look", {}, "Look around.")]
         >>> fmt = {"type": "json_schema", "json_schema": {"name": "step", "schema": {"type": "object",
         ...        "properties": {"reasoning": {"type": "string"}, "tool": {"type": "string"}}}}}

@@ -1,6 +1,6 @@
 """Reading a SAGE request: the task, the calls so far, and the documents the tools returned.
 
-Part of the offline model's SAGE rules (:mod:`lares_kit.models.sage_rules`).
+Part of the offline model's SAGE rules (:mod:`lares_kit.models.offline.sage_rules`).
 Each agent in SAGE's tree sends its own request; this module turns one into
 a :class:`Talk` -- the task (the last ``user`` message), the person (from
 "You are talking to NAME."), the tools offered and the history of calls with

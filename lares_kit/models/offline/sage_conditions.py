@@ -1,6 +1,6 @@
 """The offline model as SAGE's condition agent: split "do Y when X", write X as code from the docs.
 
-Part of :mod:`lares_kit.models.sage_rules`. For "turn on the light in the
+Part of :mod:`lares_kit.models.offline.sage_rules`. For "turn on the light in the
 dining room when I open the fridge" it finds the fridge, reads the document
 of the capability the trigger word points to (``open`` -> a contact sensor),
 picks the attribute whose values include the word, and writes::
@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..wording import agree, in_sentence
+from ...wording import agree, in_sentence
 from .sage_devices import device_phrase
 from .sage_reading import Doc, Talk, read_doc, stem_words
 

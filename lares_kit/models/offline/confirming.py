@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..confirmation import CONFIRM_MARK, is_yes, question_in
+from ...confirmation import CONFIRM_MARK, is_yes, question_in
 from .reading import Beliefs, norm
 
 __all__ = ["CONFIRM_MARK", "confirmation_step"]
@@ -35,7 +35,7 @@ def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
     (the blocked call again, after a yes) or ``"halt"`` (no yes).
 
     Examples:
-        >>> from lares_kit.models.reading import Beliefs, Call
+        >>> from lares_kit.models.offline.reading import Beliefs, Call
         >>> blocked = Call("set_device", {"device_id": "front-door-lock", "attribute": "locked", "value": False},
         ...     'Error: Confirmation needed: unlocking a door is sensitive. First ask the user with ask_user, in exactly '
         ...     'these words: "Shall I unlock the front door lock (front-door-lock)? Please answer yes or no." -- only...')

@@ -9,7 +9,7 @@ paper's test set has these kinds next to plain commands:
   cannot do is reported, not silently dropped);
 * **contradiction** -- "lower the temperature to make the room warmer": the
   means defeats the purpose; recognised and followed up in
-  :mod:`lares_kit.models.contradiction`;
+  :mod:`lares_kit.models.offline.contradiction`;
 * **indirect requests** -- "it's too dark in office 5", "make office 3 warmer";
 * **daily conversation** -- greetings, thanks, "what can you do?".
 """
@@ -22,14 +22,8 @@ from dataclasses import replace
 from .contradiction import recognise_contradiction
 from .infeasible import recognise_infeasible
 from .reading import Beliefs
-from .understanding import (
-    Change,
-    Goal,
-    _rooms_in,
-    missing_in_rooms,
-    understand,
-    words_of,
-)
+from .understanding import Change, Goal, missing_in_rooms, understand
+from .vocabulary import rooms_in, words_of
 
 __all__ = ["split_tasks", "recognise_compound", "CAPABILITIES"]
 
@@ -63,7 +57,7 @@ _INTENTS = [
 
 
 def _intent(b: Beliefs, text: str) -> Goal | None:
-    rooms, _ = _rooms_in(text, b)
+    rooms, _ = rooms_in(text, b)
     if not rooms:
         return None
     for pattern, kind, attribute, value in _INTENTS:
@@ -176,14 +170,14 @@ def _carry_room(b: Beliefs, clauses: list[str]) -> list[str]:
     """"... in meeting room 1 and open its window" / "... the air conditioning there": the room said before.
 
     Examples:
-        >>> from lares_kit.models.reading import Beliefs, Room
+        >>> from lares_kit.models.offline.reading import Beliefs, Room
         >>> b = Beliefs("", "latest", {"mr1": Room("mr1", "Meeting room 1")}, {}, None, {}, [])
         >>> _carry_room(b, ["turn on the light in meeting room 1", "open its window", "put the fan on there"])
         ['turn on the light in meeting room 1', 'open the window in the Meeting room 1', 'put the fan on in the Meeting room 1']
     """
     out, last = [], None
     for clause in clauses:
-        rooms, _ = _rooms_in(words_of(clause), b)
+        rooms, _ = rooms_in(words_of(clause), b)
         if rooms:
             last = rooms[-1]
         elif last is not None and _SELF.search(clause):

@@ -1,0 +1,64 @@
+"""The offline model's rules for an overview without states: ask for live context first.
+
+Part of the offline model (see :mod:`lares_kit.models.offline` for the
+prompt contract). Under the ``overview`` knowledge strategy
+(:mod:`lares_kit.knowledge`, Home Assistant's approach) the knowledge lists
+rooms and devices but no states, and the tool ``get_live_context(room,
+floor, type)`` reports them. A device whose state the model does not know
+has an empty ``state`` in its :class:`~.reading.Beliefs`; these rules:
+
+* **fetch**: when ``get_live_context`` is offered, before anything else, ask
+  for the live context of each room the instruction names whose devices'
+  states are unknown -- or, when it names none, of the robot's room (a
+  search starts there). At most :data:`MAX_FETCHES` per task, each room once;
+* **merge** (with the other facts of the history, in :mod:`.reading`:
+  :func:`~.reading.merge_live_context`, :func:`~.reading.note_lit`): a
+  ``get_live_context`` result (``... : {"<device id>": {state}, ...}``)
+  fills in states that are still unknown, in history order, so a later "is
+  now on" still wins; a move's "It is lit/dark there." settles the lights of
+  a room whose states are unknown.
+
+With any other strategy every state is known and none of this changes a reply.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .reading import Beliefs, norm
+from .vocabulary import rooms_in, words_of
+
+__all__ = ["LIVE_TOOL", "MAX_FETCHES", "live_context_step"]
+
+LIVE_TOOL = "getlivecontext"  # get_live_context, normalised
+MAX_FETCHES = 4
+
+
+def live_context_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], str] | None:
+    """``("live", {"room": id}, why)`` when a room's states must be fetched first; else None.
+
+    Examples:
+        >>> from lares_kit.models.offline.reading import Beliefs, Dev, Room
+        >>> b = Beliefs("turn on the light in the kitchen", "latest", {"kitchen": Room("kitchen", "Kitchen")},
+        ...             {"k": Dev("k", "Light", "light", "kitchen")}, "kitchen", {}, [])
+        >>> live_context_step(b, {"getlivecontext", "setlight"})[:2]
+        ('live', {'room': 'kitchen'})
+        >>> live_context_step(b, {"setlight"}) is None
+        True
+    """
+    if LIVE_TOOL not in can:
+        return None
+    fetched = [c for c in b.calls if norm(c.name) == LIVE_TOOL]
+    if len(fetched) >= MAX_FETCHES:
+        return None
+    asked = {str(c.arg("room")) for c in fetched}
+    rooms, _ = rooms_in(words_of(b.instruction), b)
+    if not rooms and b.robot in b.rooms:
+        rooms = [b.robot]
+    for room in rooms:
+        devices = [d for d in b.devices.values() if d.room == room]
+        if room not in asked and any(not d.state for d in devices):
+            name = b.rooms[room].name if room in b.rooms else room
+            return ("live", {"room": room},
+                    f"The knowledge lists the devices in the {name} without their states, so I ask for them first.")
+    return None

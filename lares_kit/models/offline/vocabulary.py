@@ -1,0 +1,136 @@
+"""The words of the home: how the offline model finds rooms and devices in what people say.
+
+Part of the offline model (:mod:`lares_kit.models.offline`). Every rule
+module reads an instruction the same way: :func:`words_of` normalises the
+text, :func:`rooms_in` finds the rooms it names (by name, id, alias, a
+common synonym, or a floor), :func:`has_word` tests for a word, and the
+lexicons say what people call each kind of device and which rooms and
+things a home might lack. :func:`describe` is how a reply names a device.
+Only words: no goal, no plan (that is :mod:`.understanding`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from ...wording import in_sentence
+from .reading import Beliefs
+
+__all__ = ["LIGHT_WORDS", "ROOM_SYNONYMS", "ROOM_WORDS", "STOP", "THING_WORDS", "TYPE_WORDS", "describe", "has_word",
+           "room_phrases", "rooms_in", "words_of"]
+
+LIGHT_WORDS = ("light", "lights", "lamp", "lamps", "bulb", "bulbs", "lighting")
+# device type -> what people call it
+TYPE_WORDS: dict[str, tuple[str, ...]] = {
+    "light": LIGHT_WORDS, "thermostat": ("thermostat", "heating", "heat", "temperature", "degrees"),
+    "heater": ("heater", "heating", "radiator"), "lock": ("lock", "door"), "door": ("door",),
+    "window": ("window", "windows"), "blinds": ("blinds", "blind", "shades", "curtains"), "fan": ("fan",),
+    "tv": ("tv", "television", "telly"), "speaker": ("speaker", "music", "radio"), "oven": ("oven",),
+    "stove": ("stove", "hob", "cooker"), "kettle": ("kettle",), "alarm": ("alarm",),
+    "hvac": ("air conditioning", "air conditioner", "aircon", "ac", "hvac", "cooling"),
+    "sensor": ("sensor", "sensors"),
+}
+# Things people ask homes to do that a given home may not have: a mention with no match is refused.
+THING_WORDS = {w for ws in TYPE_WORDS.values() for w in ws} | {
+    "coffee machine", "dishwasher", "fridge", "washing machine", "vacuum", "sprinkler", "air conditioning",
+    "aircon", "fireplace", "garage door", "camera", "printer", "jacuzzi", "hot tub", "microwave", "toaster", "dryer"}
+ROOM_WORDS = {"garage", "attic", "basement", "cellar", "garden", "bathroom", "toilet", "loft", "pantry", "nursery",
+              "playroom", "gym", "studio", "office", "study", "kitchen", "lounge", "hall", "hallway", "bedroom",
+              "porch", "balcony", "patio", "shed", "laundry", "landing", "library", "den", "conservatory", "closet",
+              "utility room", "guest room", "spare room", "dining room", "living room", "sitting room", "terrace",
+              "master bedroom", "kids room", "games room", "cinema room", "wine cellar", "driveway", "roof"}
+ROOM_SYNONYMS = [{"lounge", "living room", "sitting room", "front room", "family room"},
+                 {"hallway", "hall", "corridor", "entrance", "entry", "foyer", "landing"},
+                 {"office", "study", "workroom"}, {"bedroom", "main bedroom", "master bedroom"},
+                 {"bathroom", "washroom"}]
+STOP = {"the", "a", "an", "my", "our", "your", "in", "on", "off", "to", "of", "and", "for", "please", "all", "turn",
+        "switch", "set", "is", "it", "me", "us", "up", "at", "with", "room", "light", "lights"}
+
+
+@functools.lru_cache(maxsize=8192)  # called for every device name on every request: cache it
+def words_of(text: str) -> str:
+    """Lower-case words, hyphens as spaces, punctuation dropped (digits and '.' kept).
+
+    Examples:
+        >>> words_of("Turn ON the Living-Room lamp, please!")
+        'turn on the living room lamp please'
+    """
+    text = text.lower().replace("’", "'").replace("-", " ").replace("_", " ")
+    return " ".join(re.sub(r"[^a-z0-9.'% ]", " ", text).replace("'s ", " ").split()).strip(". ")
+
+
+def has_word(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` is in ``text`` as whole words, a plural "s" allowed ("lamp" is in "the lamps").
+
+    Examples:
+        >>> has_word("switch off the lamps", "lamp"), has_word("the lampshade", "lamp"), has_word("x", "")
+        (True, False, False)
+    """
+    return bool(phrase) and re.search(rf"\b{re.escape(phrase)}s?\b", text) is not None
+
+
+def describe(b: Beliefs, dev_id: str) -> str:
+    """'the light in the Kitchen' -- how a halt message names a device ('the TV in the Den': capitals kept).
+
+    Examples:
+        >>> from lares_kit.models.offline.reading import Dev, Room
+        >>> b = Beliefs("", "latest", {"den": Room("den", "Den")}, {"tv": Dev("tv", "TV", "tv", "den"),
+        ...             "fan": Dev("fan", "Ceiling Fan", "fan", None)}, None, {}, [])
+        >>> describe(b, "tv"), describe(b, "fan")
+        ('the TV in the Den', 'the ceiling fan (fan)')
+    """
+    dev = b.devices[dev_id]
+    room = b.rooms[dev.room].name if dev.room in b.rooms else None
+    return f"the {in_sentence(dev.name)} in the {room}" if room else f"the {in_sentence(dev.name)} ({dev.id})"
+
+
+def room_phrases(b: Beliefs) -> dict[str, set[str]]:
+    """Room id -> the phrases that name it: its name, its id and its aliases, as :func:`words_of` writes them.
+
+    Examples:
+        >>> from lares_kit.models.offline.reading import Room
+        >>> phrases = room_phrases(Beliefs("", "latest", {"lounge": Room("lounge", "Living-Room", ["den"])}, {}, None, {}, []))
+        >>> sorted(phrases["lounge"])
+        ['den', 'living room', 'lounge']
+    """
+    return {r.id: {words_of(r.name), words_of(r.id), *map(words_of, r.aliases)} for r in b.rooms.values()}
+
+
+def rooms_in(text: str, b: Beliefs) -> tuple[list[str], str]:
+    """(the rooms ``text`` names, in the order said; ``text`` with those mentions blanked out as ``#``).
+
+    ``text`` is already :func:`words_of` form. A room is named by its name, id
+    or an alias (a plural "s" allowed), by a common synonym when only one room
+    fits it ("living room" for a home that calls it the lounge), or by
+    "upstairs"/"downstairs" when the home has floors. Blanking keeps positions,
+    so "meeting room 1" cannot later read as the value 1.
+
+    Examples:
+        >>> from lares_kit.models.offline.reading import Room
+        >>> rooms = {"lounge": Room("lounge", "Lounge"), "office-3": Room("office-3", "Office 3")}
+        >>> rooms_in("set office 3 to 21 and dim the living room", Beliefs("", "latest", rooms, {}, None, {}, []))
+        (['office-3', 'lounge'], 'set ######## to 21 and dim the ###########')
+    """
+    found: list[tuple[int, str]] = []
+    phrases = sorted(((p, r) for r, ps in room_phrases(b).items() for p in ps if p), key=lambda x: -len(x[0]))
+    for phrase, room in phrases:
+        for m in re.finditer(rf"\b{re.escape(phrase)}s?\b", text):
+            found.append((m.start(), room))
+            text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
+    for group in ROOM_SYNONYMS:  # "living room" for a home that calls it the lounge
+        fits = {r for r, ps in room_phrases(b).items() if ps & group}
+        for word in sorted(group, key=lambda w: (-len(w), w)):
+            m = re.search(rf"\b{re.escape(word)}s?\b", text)
+            if m and len(fits) == 1:
+                found.append((m.start(), fits.pop()))
+                text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
+    floors = {r.floor for r in b.rooms.values() if r.floor is not None}
+    if len(floors) > 1:  # "downstairs", "upstairs": the rooms on those floors, when the world has floors
+        for pattern, wanted in ((r"\b(?:downstairs|down ?stairs|ground floor)\b", {min(floors)}),
+                                (r"\b(?:upstairs|up ?stairs)\b", floors - {min(floors)})):
+            if m := re.search(pattern, text):  # a room named too ("upstairs ... the landing") says more
+                found += [] if found else [(m.start(), r.id) for r in b.rooms.values() if r.floor in wanted]
+                text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
+    rooms = [r for _, r in sorted(found)]
+    return list(dict.fromkeys(rooms)), text
