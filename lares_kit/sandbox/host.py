@@ -31,8 +31,8 @@ __all__ = ["Sandbox"]
 class Sandbox:
     """Conditions loaded by key, evaluated together against one tick's device states.
 
-    ``isolation`` is ``"process"`` (a persistent jailed worker, see the module
-    docstring), ``"inline"`` (this process, checker, guards and budgets) or
+    ``isolation`` is ``"process"`` (a persistent jailed worker, see
+    :mod:`lares_kit.sandbox`), ``"inline"`` (this process, checker, guards and budgets) or
     ``"auto"`` (process where the OS has ``resource`` limits, else inline).
     ``jail`` lists the OS limits the worker really got.
 
