@@ -49,6 +49,10 @@ def is_yes(answer: str | None, question: str | None = None) -> bool:
     A hedge ("yes, but...", "sure, later", "ok -- keep it locked"), a question back, or a number the
     ``question`` did not ask about ("yes, 300" to a question about 250) is not a yes.
 
+    Args:
+        answer: The user's answer; None when nobody answered.
+        question: The question it answers, whose numbers the answer may repeat.
+
     Examples:
         >>> is_yes("Yes, go ahead."), is_yes("yes -- no, wait!"), is_yes("No."), is_yes(None)
         (True, False, False, False)
@@ -70,10 +74,13 @@ def _number(value: Any) -> str:
 
 
 def describe_change(change: Any) -> str:
-    """A change (:class:`lares_kit.safety.Change`) in words, naming the device, the setting and the value.
+    """A change (:class:`lares_kit.policy.Change`) in words, naming the device, the setting and the value.
+
+    Args:
+        change: One setting a call would change (device, name, attribute, value).
 
     Examples:
-        >>> from lares_kit.safety import Change
+        >>> from lares_kit.policy import Change
         >>> describe_change(Change("front-door-lock", "lock", "front door lock", "locked", False))
         'unlock the front door lock (front-door-lock)'
         >>> describe_change(Change("oven", "oven", "oven", "temperature", 250.0))
@@ -89,8 +96,11 @@ def describe_change(change: Any) -> str:
 def question_for(changes: tuple[Any, ...] | list[Any]) -> str:
     """The one question that confirms these changes (those of one call), together.
 
+    Args:
+        changes: The sensitive changes of one call.
+
     Examples:
-        >>> from lares_kit.safety import Change
+        >>> from lares_kit.policy import Change
         >>> question_for([Change("oven", "oven", "oven", "temperature", 240)])
         'Shall I set the temperature of the oven (oven) to 240? Please answer yes or no.'
     """
@@ -99,6 +109,10 @@ def question_for(changes: tuple[Any, ...] | list[Any]) -> str:
 
 def confirmation_text(rules: list[str], question: str) -> str:
     """The gate's observation for a call held back: what is sensitive, and the exact question to ask.
+
+    Args:
+        rules: The matching rules in words, e.g. ["unlocking a door"].
+        question: The exact question to ask (:func:`question_for`).
 
     Examples:
         >>> question_in(confirmation_text(["unlocking a door"], "Shall I unlock the door (d)? Please answer yes or no."))
@@ -112,6 +126,9 @@ def confirmation_text(rules: list[str], question: str) -> str:
 
 def question_in(observation: str | None) -> str | None:
     """The question a "Confirmation needed" observation says to ask, or None: the one parser of the contract.
+
+    Args:
+        observation: A tool result; "Error: " in front is allowed.
 
     Examples:
         >>> question_in('Error: Confirmation needed: x. First ask the user with ask_user, in exactly these words: '
@@ -129,6 +146,9 @@ def question_key(question: str) -> str:
     """What must match between the gate's question and the one asked: every word, in order.
 
     Case, spacing, surrounding quotes and the closing "Please answer yes or no." do not matter.
+
+    Args:
+        question: A question as the gate wrote it or as the agent asked it.
 
     Examples:
         >>> question_key('  "Shall I unlock the door (d)?  Please answer yes or no." ') == question_key("shall i unlock the door (d)?")

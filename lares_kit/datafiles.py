@@ -63,6 +63,9 @@ def path_kind(path: str | os.PathLike) -> str:
 
     Unlike ``Path.is_file()``, never raises: a 5,000-character name is "other", not an OSError.
 
+    Args:
+        path: Any path, even one the system refuses.
+
     Examples:
         >>> path_kind("worlds"), path_kind("no/such/file.yaml"), path_kind("x" * 5000)
         ('folder', 'missing', 'other')
@@ -78,6 +81,10 @@ def path_kind(path: str | os.PathLike) -> str:
 
 def read_text_file(path: str | os.PathLike, error: Error = DataFileError) -> str:
     """The text of a UTF-8 file of at most :data:`MAX_BYTES`, or ``error(file, "", sentence)``.
+
+    Args:
+        path: The file.
+        error: (file, key path, message) -> the exception to raise.
 
     Examples:
         >>> read_text_file("no/such/file.yaml")
@@ -108,6 +115,10 @@ def read_text_file(path: str | os.PathLike, error: Error = DataFileError) -> str
 def read_data_file(path: str | os.PathLike, error: Error = DataFileError) -> Any:
     """The data in a YAML or JSON file, within the limits above, or ``error(file, key path, sentence)``.
 
+    Args:
+        path: A YAML or JSON file.
+        error: (file, key path, message) -> the exception to raise.
+
     Examples:
         >>> import tempfile, pathlib
         >>> bomb = pathlib.Path(tempfile.mkdtemp()) / "bomb.yaml"
@@ -124,6 +135,11 @@ def read_data_file(path: str | os.PathLike, error: Error = DataFileError) -> Any
 
 def parse_data(text: str, source: str = "<text>", error: Error = DataFileError) -> Any:
     """YAML (or JSON, which is YAML too and reads much faster) as plain data, within the limits above.
+
+    Args:
+        text: YAML or JSON text.
+        source: The file it came from, for messages.
+        error: (file, key path, message) -> the exception to raise.
 
     Examples:
         >>> parse_data("state: {on: false}\\nname: 2024-02-30")
@@ -151,6 +167,12 @@ class _NotJson(Exception):
 
 def parse_json(text: str, source: str = "<text>", error: Error = DataFileError, *, strict: bool = False) -> Any:
     """JSON as plain data, within the limits above; ``strict``: a syntax error is an error (else :class:`_NotJson`).
+
+    Args:
+        text: JSON text.
+        source: The file it came from, for messages.
+        error: (file, key path, message) -> the exception to raise.
+        strict: True: a syntax error is ``error``; False: it is ``_NotJson`` (try YAML next).
 
     Examples:
         >>> parse_json('{"rooms": [{"id": "hall"}]}', "x.json")

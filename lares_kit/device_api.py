@@ -55,12 +55,21 @@ def capability_library() -> dict[str, Any]:
 
 
 def device_extras(home: Home, device_id: str) -> dict[str, Any]:
-    """The world file's extra keys of one device (``docs``, ``near``), or ``{}``."""
+    """The world file's extra keys of one device (``docs``, ``near``), or ``{}``.
+
+    Args:
+        home: The home.
+        device_id: The device's id.
+    """
     return home.extra.get("device_extras", {}).get(device_id, {})
 
 
 def device_capabilities(home: Home, device_id: str) -> list[str]:
     """The capabilities a device documents, in file order.
+
+    Args:
+        home: The home.
+        device_id: The device's id.
 
     Examples:
         >>> from lares_kit import load_world
@@ -94,6 +103,11 @@ def _range(dev: Device, attribute: str) -> str:
 
 def capability_doc(home: Home, device_id: str, capability: str) -> str:
     """The full document of one capability of one device, with ranges and current values.
+
+    Args:
+        home: The home.
+        device_id: The device's id.
+        capability: The capability's name, e.g. "switchLevel".
 
     Examples:
         >>> from lares_kit import load_world
@@ -223,6 +237,13 @@ def command_update(home: Home, device_id: str, capability: str, command: str,
 
     Shared by :func:`execute_command` and the safety policy, which must judge a
     command by what it would change before it runs.
+
+    Args:
+        home: The home (not changed).
+        device_id: The device's id.
+        capability: The capability the command belongs to.
+        command: The command's name.
+        arguments: The command's arguments by name; None for none.
 
     Examples:
         >>> from lares_kit import load_world

@@ -82,6 +82,10 @@ class DataFileError(LaresError, ValueError):
 def clip(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, saying how much was left out.
 
+    Args:
+        text: Any text.
+        limit: How many characters to keep.
+
     Examples:
         >>> clip("short", 10)
         'short'
@@ -113,6 +117,9 @@ _BRIEF = _Brief()
 
 def brief(value: object) -> str:
     """``repr(value)`` in at most about 60 characters, however big ``value`` is.
+
+    Args:
+        value: Any value, however big.
 
     Examples:
         >>> brief("kitchen")
@@ -158,6 +165,10 @@ def plain_warnings() -> Iterator[None]:
 def did_you_mean(word: object, options: list[str]) -> str:
     """`` Did you mean 'x'?`` for the closest option, or ``""`` when none is close.
 
+    Args:
+        word: What was given.
+        options: The names that exist.
+
     Examples:
         >>> did_you_mean("kitchen-lihgt", ["kitchen-light", "office-light"])
         " Did you mean 'kitchen-light'?"
@@ -170,6 +181,12 @@ def did_you_mean(word: object, options: list[str]) -> str:
 
 def choices(label: str, word: object, options: list[str], limit: int = LIST_AT_MOST) -> str:
     """``"Label: a, b, c."``: every option when there are at most ``limit``, else the ``limit`` closest to ``word``.
+
+    Args:
+        label: What the options are, capitalized: "Rooms".
+        word: What was given, to rank the options by.
+        options: The names that exist.
+        limit: How many to list at most.
 
     Examples:
         >>> choices("Rooms", "atic", ["hall", "attic", "cellar"])

@@ -63,6 +63,14 @@ class Rule:
     below: float | None = None
 
     def matches(self, device_id: str, device_type: str, attribute: str, value: Any) -> bool:
+        """Whether this rule covers one change: its attribute, its device (by type or id glob) and its value.
+
+        Args:
+            device_id: The device's id.
+            device_type: The device's type, e.g. "lock".
+            attribute: The setting that would change.
+            value: Its new value.
+        """
         if attribute != self.attribute:
             return False
         if self.type is not None and device_type != self.type:
@@ -100,12 +108,20 @@ class Policy:
     night: tuple[str, ...] = DEFAULT_NIGHT
 
     def trusted(self, source: str | None) -> bool:
-        """True only for a source the policy lists as trusted; None, "" and unknown names are untrusted."""
+        """True only for a source the policy lists as trusted; None, "" and unknown names are untrusted.
+
+        Args:
+            source: Who gave the instruction, e.g. "owner" or "letterbox".
+        """
         name = unicodedata.normalize("NFKC", source or "").strip().lower()
         return bool(name) and self.sources.get(name) == "trusted"
 
     def is_night(self, time_of_day: str | datetime | None) -> bool:
-        """Whether a time of day is night; None (no time given) is not. Raises TimeError for an unreadable time."""
+        """Whether a time of day is night; None (no time given) is not. Raises TimeError for an unreadable time.
+
+        Args:
+            time_of_day: A time of day ("4am", "23:30", "night") or a datetime; None for none given.
+        """
         if time_of_day is None:
             return False
         if isinstance(time_of_day, str):
@@ -116,13 +132,21 @@ class Policy:
         return any(in_span(minute, span) for span in (parse_span(w) for w in self.night) if span is not None)
 
     def rule_for(self, change: Change) -> Rule | None:
-        """The first rule that matches one change, or None."""
+        """The first rule that matches one change, or None.
+
+        Args:
+            change: One setting a call would change.
+        """
         return next((r for r in self.rules if r.matches(change.device, change.type, change.attribute,
                                                         change.value)), None)
 
 
 def parse_policy(data: Any, where: str = "policy") -> Policy:
     """Build a :class:`Policy` from a world file's ``policy:`` mapping, checking every key.
+
+    Args:
+        data: The ``policy:`` value of a world file.
+        where: The key path to name in errors, e.g. "home.yaml: policy".
 
     Examples:
         >>> parse_policy({"confirm": [{"type": "oven", "attribute": "temperature", "abovee": 220}]})
@@ -199,6 +223,11 @@ class Change:
 
 def changes_of(home: Home, tool: str, args: dict[str, Any]) -> list[Change]:
     """Every setting a device tool call would change; ``[]`` when it changes none or the tool will reject it.
+
+    Args:
+        home: The home the call would act in (not changed).
+        tool: The tool's name, e.g. "set_device".
+        args: The call's arguments.
 
     Examples:
         >>> from lares_kit import load_world

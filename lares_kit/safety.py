@@ -130,6 +130,11 @@ class SafetyGate:
         """The gate for a home with a ``policy:`` (None without one); time of day from the task set-up if not given.
 
         ``source=None`` is the default speaker, the owner; an empty string is a source nobody trusts.
+
+        Args:
+            home: The home; its world file's ``policy:`` is the policy.
+            source: Who gives the instruction; None is the owner.
+            time_of_day: When; None takes the home's own ``time_of_day`` (a task's set-up).
         """
         raw = home.extra.get("policy")
         if raw is None:
@@ -139,7 +144,12 @@ class SafetyGate:
         return cls(home, policy, DEFAULT_SOURCE if source is None else source, when)
 
     def check(self, tool: str, args: dict[str, Any]) -> Verdict:
-        """The verdict for one call (before it runs); a confirmation that lets it through is used up."""
+        """The verdict for one call (before it runs); a confirmation that lets it through is used up.
+
+        Args:
+            tool: The tool's name.
+            args: The call's arguments.
+        """
         changes = changes_of(self.home, tool, args)
         if not changes:
             return Verdict("allow")
@@ -173,6 +183,10 @@ class SafetyGate:
         """Note an ``ask_user`` exchange: a clear yes to a question the gate gave confirms the changes it named.
 
         The question is spent whatever the answer: a no, or no answer, needs the gate to ask again.
+
+        Args:
+            question: The question the agent asked with ask_user.
+            answer: What the user answered; None when nobody did.
         """
         changes = self.pending.pop(question_key(question), None)
         if changes is not None and is_yes(answer, question):

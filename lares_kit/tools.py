@@ -342,17 +342,31 @@ class Toolbox:
                 DeviceId: list(self.home.devices), ToolName: self.names}
 
     def schemas(self, names: list[str] | None = None) -> list[dict[str, Any]]:
-        """The OpenAI ``tools`` list, for all tools or only ``names``."""
+        """The OpenAI ``tools`` list, for all tools or only ``names``.
+
+        Args:
+            names: Tool names to describe; None for every tool of the box.
+        """
         return [self.schema(fn.__name__) for fn in self.tools if names is None or fn.__name__ in names]
 
     def schema(self, name: str) -> dict[str, Any]:
+        """The OpenAI ``tools`` entry of one tool.
+
+        Args:
+            name: A tool's name; its schema is built once and kept.
+        """
         if name not in self._schemas:
             fn = next(f for f in self.tools if f.__name__ == name)
             self._schemas[name] = tool_schema(fn, self.enums())
         return self._schemas[name]
 
     def dispatch(self, name: str, arguments: str | dict[str, Any] | None) -> Observation:
-        """Run one call from the model; bad input becomes an error observation."""
+        """Run one call from the model; bad input becomes an error observation.
+
+        Args:
+            name: The tool the model called, as it spelled it.
+            arguments: Its arguments: the JSON text the model sent, a dict, or None for none.
+        """
         fn = next((f for f in self.tools if f.__name__ == name), None)
         if fn is None:
             hint = did_you_mean(name, self.names)
