@@ -389,3 +389,47 @@ def test_a_look_in_the_dark_tells_the_model_which_light_to_switch_on():
     light = beliefs.devices["bedroom-light"]
     assert (light.type, light.room, light.state["on"]) == ("light", "bedroom", False)
     assert beliefs.is_lit("bedroom") is False and beliefs.lights_in("bedroom") == [light]
+
+
+@pytest.mark.parametrize("person, expected", [("amal", "amal"), ("Ana Lima", "Ana Lima"), ("mary-jane", "mary-jane"),
+                                               ("", "")])
+def test_both_readers_take_the_speaker_from_the_contract_sentence(person, expected):
+    # The agents write "You are talking to NAME." with contract.speaker_line; the Lares reader and SAGE's reader
+    # must read the same name back (they once had two regexes that differed).
+    from lares_kit.contract import speaker_line
+    from lares_kit.models.offline.reading import read_request
+    from lares_kit.models.offline.sage_reading import read_talk
+
+    messages = [{"role": "system", "content": "Carry out the request." + speaker_line(person)},
+                {"role": "user", "content": "set my usual temperature"}]
+    assert read_request(messages).speaker == expected
+    assert read_talk(messages, []).person == expected
+
+
+@pytest.mark.parametrize("result, message", [
+    ("Error: Refused by the home's safety policy: no door is unlocked at night.",
+     "Refused by the home's safety policy: no door is unlocked at night."),
+    ("The Door lock (front-door-lock) is now unlocked.", "Done. The Door lock (front-door-lock) is now unlocked."),
+])
+def test_the_sage_device_agent_reports_a_refusal_without_done(result, message):
+    # The refusal is recognised by contract.is_refusal, so a change of the gate's wording cannot turn it into "Done.".
+    import json
+
+    from lares_kit.contract import is_refusal
+    from lares_kit.device_api import capability_doc
+    from lares_kit.models.offline.sage_devices import device_step
+    from lares_kit.models.offline.sage_reading import read_talk
+
+    unlock = {"device_id": "front-door-lock", "capability": "lock", "command": "unlock", "arguments": {}}
+    history = [("find_device", {"description": "front door"}, "Best match: front-door-lock (Hallway: the smart lock)"),
+               ("get_capability_docs", {"device_id": "front-door-lock", "capability": "lock"},
+                capability_doc(load_world("sage-home"), "front-door-lock", "lock")),
+               ("execute_command", unlock, result)]
+    messages = [{"role": "user", "content": "unlock the front door"}]
+    for n, (name, args, answer) in enumerate(history):
+        messages += [{"role": "assistant", "content": "", "tool_calls": [
+                         {"id": f"c{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]},
+                     {"role": "tool", "tool_call_id": f"c{n}", "content": answer}]
+    tools = [{"function": {"name": n}} for n in ("find_device", "get_capability_docs", "execute_command", "halt")]
+    assert device_step(read_talk(messages, tools)) == ("halt", {"message_to_user": message})
+    assert is_refusal(result) == message.startswith("Refused")

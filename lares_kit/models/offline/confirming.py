@@ -25,7 +25,7 @@ from typing import Any
 from ...confirmation import CONFIRM_MARK, is_yes, question_in
 from .reading import Beliefs, norm
 
-__all__ = ["CONFIRM_MARK", "confirmation_step"]
+__all__ = ["confirmation_step"]
 
 
 def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], str] | None:

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...contract import speaker_in
+
 __all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "apply_facts", "merge_live_context", "norm", "note_lit",
            "read_request", "text_of"]
 
@@ -33,7 +35,6 @@ _THING = re.compile(r"([^;:,]+?)(?:, (?:an? )?([\w -]+?))? \(([\w.:-]+)\)")
 _TOO_DARK = re.compile(r"too dark to see anything in the .*? -- turn on the light in the .*?\(([\w.:-]+)\) first")
 # "The robot moved from the Hall to the Kitchen (kitchen). It is dark there." (get_live_context's overview)
 _MOVED_TO = re.compile(r"robot moved from .*? to the .*?\(([\w.:-]+)\)\. It is (lit|dark) there")
-_SPEAKER = re.compile(r"\bYou are talking to ([A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?)\s*[.,;]")
 
 
 def text_of(content: Any) -> str:
@@ -113,7 +114,7 @@ class Beliefs:
     looked: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     answers: list[tuple[str, str]] = field(default_factory=list)  # (question, answer)
     blocked: set[tuple[str, str]] = field(default_factory=set)  # exits a move proved wrong
-    speaker: str = ""  # who gives the instruction, from a system line "You are talking to <name>." ("" unknown)
+    speaker: str = ""  # who gives the instruction: lares_kit.contract.speaker_in of a system message ("" unknown)
 
     def lights_in(self, room: str) -> list[Dev]:
         return [d for d in self.devices.values() if d.room == room and d.type == "light"]
@@ -353,7 +354,7 @@ def read_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | N
     beliefs = Beliefs(text.strip(), mode, rooms, devices, robot, seen,
                       calls if calls is not None else _history(messages, at))
     for m in messages:  # the agent may say who is speaking (memory: "my office", "my usual")
-        if m.get("role") == "system" and (who := _SPEAKER.search(text_of(m.get("content")))):
-            beliefs.speaker = who.group(1)
+        if m.get("role") == "system" and (who := speaker_in(text_of(m.get("content")))):
+            beliefs.speaker = who
     apply_facts(beliefs)
     return beliefs

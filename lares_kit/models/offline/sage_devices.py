@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...confirmation import CONFIRM_MARK, question_in
+from ...contract import is_refusal
 from .sage_reading import Doc, Talk, read_doc, stem_words
 
 __all__ = ["CONFIRM_FIRST", "Want", "wants", "device_phrase", "device_step"]
@@ -347,5 +348,5 @@ def device_step(t: Talk) -> Step:
             done.append((tried[-1].result or "").removeprefix("Error: "))
     switched = [c.result for c in t.results("execute_command") if c.ok and c.args.get("capability") == "switch"
                 and (c.result or "") not in done]
-    refused = any(str(d).startswith("Refused by the home's safety policy") for d in done)
+    refused = any(is_refusal(d) for d in done)
     return "halt", {"message_to_user": ("" if refused else "Done. ") + " ".join(dict.fromkeys([*switched, *done]))}

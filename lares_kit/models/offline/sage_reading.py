@@ -3,10 +3,11 @@
 Part of the offline model's SAGE rules (:mod:`lares_kit.models.offline.sage_rules`).
 Each agent in SAGE's tree sends its own request; this module turns one into
 a :class:`Talk` -- the task (the last ``user`` message), the person (from
-"You are talking to NAME."), the tools offered and the history of calls with
-their results -- and parses the result shapes of :mod:`lares_kit.device_api`
-(capability documents) back into data. Like the rest of the offline model it
-reads only the request, never the home.
+"You are talking to NAME.", read with :func:`lares_kit.contract.speaker_in`),
+the tools offered and the history of calls with their results -- and parses
+the result shapes of :mod:`lares_kit.device_api` (capability documents) back
+into data. Like the rest of the offline model it reads only the request,
+never the home.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from ...contract import speaker_in
 
 __all__ = ["Call", "Talk", "Doc", "read_talk", "read_doc", "stem_words"]
 
@@ -63,8 +66,7 @@ def read_talk(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Ta
     person = ""
     for m in messages:
         if m.get("role") == "system":
-            found = re.search(r"You are talking to ([\w-]+)", str(m.get("content") or ""))
-            person = found.group(1) if found else person
+            person = speaker_in(str(m.get("content") or "")) or person
     calls: dict[str, Call] = {}
     order: list[Call] = []
     for m in messages:
