@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from lares_kit import Toolbox, load_world
 from lares_kit.models.tokens import count_tokens
-from lares_kit.models.wire import _words_within, handle
+from lares_kit.models.wire import handle, words_within
 
 HOME = load_world("lares-home")
 TOOLS = Toolbox(HOME).schemas()
@@ -147,7 +147,7 @@ def _word_by_word(words: list[str], limit: int) -> int:
     ["the", "Kitchen", "light", "", "\n", "don't", "3.5", "1234567", "...", "é"]), min_size=1, max_size=60),
        limit=st.integers(1, 80))
 def test_the_token_limit_keeps_what_the_word_by_word_rule_kept(words, limit):
-    assert _words_within(words, limit) == _word_by_word(words, limit)
+    assert words_within(words, limit) == _word_by_word(words, limit)
 
 
 def test_the_token_limit_tokenizes_a_long_reply_a_few_times_not_once_per_word(monkeypatch):

@@ -28,7 +28,7 @@ from .offline import FAULTY_MODEL, MODEL_NAME, Reply, respond
 from .tokens import count_reply, count_request, count_tokens
 from .wire_checks import WireError, error_body, parse, validate
 
-__all__ = ["SERVED_MODELS", "WireError", "completion", "error_body", "handle", "validate"]
+__all__ = ["SERVED_MODELS", "WireError", "completion", "error_body", "handle", "validate", "words_within"]
 
 FINGERPRINT = "fp_lares_offline"
 # The names this server answers to; another is a 404 model_not_found, as on OpenAI.
@@ -46,11 +46,11 @@ def _limit(content: str | None, body: dict[str, Any]) -> tuple[str | None, str]:
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
     if limit and count_tokens(content) > limit:
         words = content.split(" ")
-        return " ".join(words[:_words_within(words, limit)]), "length"
+        return " ".join(words[:words_within(words, limit)]), "length"
     return content, "stop"
 
 
-def _words_within(words: list[str], limit: int) -> int:
+def words_within(words: list[str], limit: int) -> int:
     """How many leading words fit in ``limit`` tokens, joined by spaces.
 
     A binary search over prefixes: log2(n) tokenizations instead of one per word (5,000 words
@@ -58,7 +58,7 @@ def _words_within(words: list[str], limit: int) -> int:
 
     Examples:
         >>> words = "turn on the light in the kitchen".split(" ")
-        >>> _words_within(words, 3), " ".join(words[:_words_within(words, 3)])
+        >>> words_within(words, 3), " ".join(words[:words_within(words, 3)])
         (3, 'turn on the')
     """
     low, high = 0, len(words) + 1  # count(words[:low]) <= limit < count(words[:high]); words[:n + 1] never fits

@@ -6,7 +6,7 @@ task has got from the history, and returns what to do next as
 :class:`Intention` objects in the toolkit's vocabulary ("switch this light
 on", "move to that room", "look", "ask", "halt"). Turning an intention into
 a call of whichever tools were actually offered happens in
-:mod:`lares_kit.models.offline`.
+:mod:`.calls` (tool calls) and :mod:`.formats` (ReAct and JSON text).
 
 ``can`` is the set of offered tool names, normalised (``"setlight"``,
 ``"togglelight"``, ...): the plan uses only what it can express.
@@ -28,7 +28,7 @@ from .infeasible import recognise_infeasible
 from .live_context import live_context_step
 from .reading import Beliefs, norm
 from .remembering import memory_step, recognise_memory
-from .understanding import NOT_UNDERSTOOD, Change, Goal, daytime_answer, understand
+from .understanding import NOT_UNDERSTOOD, Change, Goal, daytime_answer, understand, yes_no_answer
 from .vocabulary import describe, rooms_in, words_of
 
 __all__ = ["STAND_IN", "Intention", "plan", "route"]
@@ -232,17 +232,11 @@ def _no_map(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
                  "check or do more.")
 
 
-def _yes_no(answer: str) -> bool | None:
-    first = (words_of(answer).split() or [""])[0]
-    return True if first in ("yes", "yeah", "yep", "sure", "correct", "true", "y") else \
-        False if first in ("no", "nope", "nah", "false", "n", "not") else None
-
-
 def _ask_then(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
     answers = [a for q, a in b.answers if goal.question in q]
     decision = None
     if answers:
-        read = daytime_answer if goal.condition == "daytime" else _yes_no
+        read = daytime_answer if goal.condition == "daytime" else yes_no_answer
         decision = read(answers[-1])
     if decision is None and len(answers) >= 2:
         return _halt(f"I could not tell from your answers ({'; '.join(answers)}) whether the answer was yes or "

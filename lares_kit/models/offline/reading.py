@@ -228,7 +228,17 @@ def _history(messages: list[dict[str, Any]], after: int) -> list[Call]:
 
 
 def apply_facts(b: Beliefs) -> None:
-    """Update beliefs with what each call in the history established, in order."""
+    """Update beliefs with what each call in the history established, in order.
+
+    Examples:
+        >>> light = Dev("k", "Light", "light", "kitchen", state={"on": False})
+        >>> calls = [Call("toggle_light", {"light_id": "k"}, "The Light in the Kitchen (k) is now on."),
+        ...          Call("move_robot", {"destination_room_id": "kitchen"}, "The robot moved to the Kitchen (kitchen).")]
+        >>> b = Beliefs("", "latest", {}, {"k": light}, "hall", {}, calls)
+        >>> apply_facts(b)
+        >>> b.devices["k"].state, b.robot
+        ({'on': True}, 'kitchen')
+    """
     for call in b.calls:
         name, text = norm(call.name), call.result or ""
         if call.result is None:

@@ -42,8 +42,7 @@ from .vocabulary import (
     words_of,
 )
 
-__all__ = ["NOT_UNDERSTOOD", "WHICH_ONE", "Change", "Goal", "daytime_answer", "missing_in_rooms", "understand",
-           "which_one"]
+__all__ = ["NOT_UNDERSTOOD", "Change", "Goal", "daytime_answer", "missing_in_rooms", "understand", "yes_no_answer"]
 
 NOT_UNDERSTOOD = "could not understand"  # how a reply to a question it cannot read begins its excuse
 NUMERIC_ATTRS = ("target", "position", "brightness", "volume", "level", "speed", "channel", "temperature")
@@ -76,14 +75,14 @@ class Goal:
 _SAYINGS = [(r"\b(?:kill|cut)\b(?= (?:the |all )?(?:\w+ )?(?:lights?|lamps?|power)\b)", "switch off"),
             (r"\b(?:we|i) (?:don'?t|do not) need (?=(?:the |any )?(?:lights?|lamps?)\b)", "switch off "),
             (r"\bno need for (?=(?:the |any )?(?:lights?|lamps?)\b)", "switch off ")]
-WHICH_ONE = "Which one do you mean: "
+_WHICH_ONE = "Which one do you mean: "
 
 
-def which_one(b: Beliefs, devices: list[Dev]) -> str:
+def _which_one(b: Beliefs, devices: list[Dev]) -> str:
     """The question for several devices that fit: "Which one do you mean: the floor lamp in the Living room, ...?"."""
     names = [describe(b, d.id) for d in devices]
     listed = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
-    return f"{WHICH_ONE}{listed}?"
+    return f"{_WHICH_ONE}{listed}?"
 
 
 def _distinct(b: Beliefs, dev: Dev) -> set[str]:
@@ -166,7 +165,7 @@ def _devices_for(text: str, b: Beliefs, rooms: list[str], rest: str) -> tuple[li
         per_room = [d.room for d in specific]
         if len(specific) > 1 and len(fits) == 1 and not plural and (
                 not rooms or len(set(per_room)) < len(per_room)):
-            return [], "clarify:" + which_one(b, specific)
+            return [], "clarify:" + _which_one(b, specific)
         return specific, ""
     if kinds:
         pool = [d for d in pool if d.type in kinds or not d.type and "light" in kinds]
@@ -179,13 +178,30 @@ def _devices_for(text: str, b: Beliefs, rooms: list[str], rest: str) -> tuple[li
         literal = [d for d in pool if (set(words_of(d.name).split()) - {"light", "lights"}) & set(rest.split())]
         pool = literal or pool
         if rooms and not literal and len({d.room for d in pool}) < len(pool):
-            return [], "clarify:" + which_one(b, pool)  # a lamp and a ceiling light in "the bedroom"
+            return [], "clarify:" + _which_one(b, pool)  # a lamp and a ceiling light in "the bedroom"
         if rooms or len({d.room for d in pool}) == 1:
             pool = [next(d for d in pool if d.room == room) for room in dict.fromkeys(d.room for d in pool)]
         else:
             names = ", ".join(sorted({b.rooms[d.room].name for d in pool if d.room in b.rooms}))
             return [], f"clarify:Which room do you mean: {names}?"
     return pool, ""
+
+
+# First words of a plain yes or no to a question the model asked. (A yes to the safety gate's question is stricter,
+# and defined once for both sides: lares_kit.confirmation.is_yes.)
+_YES_FIRST = ("yes", "yeah", "yep", "sure", "correct", "true", "y")
+_NO_FIRST = ("no", "nope", "nah", "false", "n")
+
+
+def yes_no_answer(answer: str) -> bool | None:
+    """Read a plain yes/no answer by its first word: True (yes), False (no or "not..."), None (neither).
+
+    Examples:
+        >>> yes_no_answer("Yep, it is."), yes_no_answer("Not really"), yes_no_answer("maybe later")
+        (True, False, None)
+    """
+    first = (words_of(answer).split() or [""])[0]
+    return True if first in _YES_FIRST else False if first in (*_NO_FIRST, "not") else None
 
 
 def daytime_answer(answer: str) -> bool | None:
@@ -197,9 +213,9 @@ def daytime_answer(answer: str) -> bool | None:
     """
     w = words_of(answer)
     first = w.split()[0] if w.split() else ""
-    if first in ("yes", "yeah", "yep", "sure", "correct", "true", "y"):
+    if first in _YES_FIRST:
         return True
-    if first in ("no", "nope", "nah", "false", "n") or re.search(r"\bnot (day|light|sunny)", w):
+    if first in _NO_FIRST or re.search(r"\bnot (day|light|sunny)", w):
         return False
     if re.search(r"\b(night|evening|dark|late|midnight|dusk)\b", w):
         return False
@@ -282,7 +298,7 @@ def understand(b: Beliefs) -> Goal:
         [Change(device='k', attribute='on', value=True)]
     """
     clarified = [a for q, a in b.answers if q.startswith("Which room do you mean")]
-    picked = [a for q, a in b.answers if q.startswith(WHICH_ONE)]  # "The desk lamp in the study."
+    picked = [a for q, a in b.answers if q.startswith(_WHICH_ONE)]  # "The desk lamp in the study."
     text = words_of(" ".join([b.instruction, *(f"in the {a}" for a in clarified), *picked]))
     for pattern, plain in _SAYINGS:  # "kill the lights" -> "switch off the lights"
         text = re.sub(pattern, plain, text)
