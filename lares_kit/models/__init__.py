@@ -39,8 +39,18 @@ Recipes (any server with the OpenAI Chat Completions API and tool calling)::
 
 Local servers ignore the key, but the SDK needs one: any value works.
 
-This package does not import the home, the worlds or the tools: the offline
-model knows only what a request tells it.
+What is where: the rule-based model is the subpackage :mod:`.offline` (its
+rules, nothing else). Around it, the parts any model uses: :mod:`.client`
+(``make_client``) and :mod:`.endpoints` (which names are offline, a remote
+model's key), :mod:`.transport` (the SDK's HTTP answered in process),
+:mod:`.wire` and :mod:`.wire_checks` (the Chat Completions protocol),
+:mod:`.server` (``lares serve-model``), :mod:`.tokens`, :mod:`.chaos` (broken
+replies on purpose) and :mod:`.local` (a real small model). Agents and
+notebooks use the client side: ``make_client``, ``resolve_model``, the token
+counts.
+
+This package does not import the home, the worlds, the tools or the safety
+policy: the offline model knows only what a request tells it.
 """
 
 from .client import load_api_key, make_async_client, make_client, resolve_model
