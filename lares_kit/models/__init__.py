@@ -45,9 +45,9 @@ rules, nothing else). Around it, the parts any model uses: :mod:`.client`
 model's key), :mod:`.transport` (the SDK's HTTP answered in process),
 :mod:`.wire` and :mod:`.wire_checks` (the Chat Completions protocol),
 :mod:`.server` (``lares serve-model``), :mod:`.tokens`, :mod:`.chaos` (broken
-replies on purpose) and :mod:`.local` (a real small model). Agents and
-notebooks use the client side: ``make_client``, ``resolve_model``, the token
-counts.
+replies on purpose) and :mod:`.local` (a real small model). The agent loops,
+the bench and the notebooks use the client side: ``make_client``,
+``resolve_model``, the token counts.
 
 This package does not import the home, the worlds, the tools or the safety
 policy: the offline model knows only what a request tells it.
