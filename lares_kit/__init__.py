@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .home import Device, Home, Item
-from .tools import Observation, ToolError, Toolbox
+from .tools import Observation, Toolbox, ToolError
 from .users import NoAnswer, ScriptedUser
 from .worlds import WorldError, check_home, load_world
 

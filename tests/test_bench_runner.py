@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from lares_kit import load_world
 from lares_kit.bench.runner import (
     RESULT_KEYS,
     Job,
@@ -18,7 +19,6 @@ from lares_kit.bench.runner import (
     run_bench,
     run_job,
 )
-from lares_kit import load_world
 from lares_kit.bench.tasks import load_suite, load_tasks
 from lares_kit.errors import DataFileError, LaresError, LaresWarning
 

@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from lares_kit import load_world
-from lares_kit.device_api import (capability_doc, capability_library, device_capabilities, execute_command,
-                                  get_attribute, list_devices)
+from lares_kit.device_api import (
+    capability_doc,
+    capability_library,
+    device_capabilities,
+    execute_command,
+    get_attribute,
+    list_devices,
+)
 from lares_kit.devices import attributes_of
 from lares_kit.disambiguation import find_device, rank_devices
 from lares_kit.guide import tv_guide, weather

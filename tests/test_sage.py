@@ -145,8 +145,8 @@ def test_the_request_is_remembered_even_when_the_run_fails():
 
 
 def test_an_unknown_speaker_is_not_named_in_the_goal():
-    from lares_kit.profiles import user_profile
     from lares_kit.memory import Memory
+    from lares_kit.profiles import user_profile
     from lares_kit.tools import ToolError
 
     home = load_world("lares-home")  # no residents: nobody to name

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from ..atomic import write_json_atomic
 from ..errors import LaresError
+from ..worlds import load_world
 from .report import format_table, plot
 from .runner import DEFAULT_AGENTS, run_bench
-from ..worlds import load_world
 from .tasks import Task, load_tasks
 
 __all__ = ["LOCAL_SLICE", "cli_bench", "select_tasks"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..agents import run_agent
 from ..worlds import load_world
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call, expect_equal
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 

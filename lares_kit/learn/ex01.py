@@ -13,7 +13,7 @@ from itertools import permutations
 import networkx as nx
 
 from ..worlds import load_world
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 

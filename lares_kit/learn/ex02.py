@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..schema import SchemaError
 from ..tools import Toolbox
 from ..worlds import load_world
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
 from .matching import has_id, has_word
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]

@@ -18,7 +18,7 @@ from ..episode import knowledge_header
 from ..home import Home
 from ..tools import Toolbox
 from ..worlds import load_world
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call, expect_equal
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "first_messages", "bind", "____", "PLACEHOLDER"]
 

@@ -14,7 +14,7 @@ from types import SimpleNamespace as NS
 from ..agents.prompts import decide_schema, forced
 from ..tools import Toolbox
 from ..worlds import load_world
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call, expect_equal
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 from .ex03 import first_messages
 from .matching import has_word
 

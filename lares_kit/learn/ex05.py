@@ -13,7 +13,7 @@ from ..agents import run_agent
 from ..agents.prompts import GOAL_PROMPT, ROLE_PROMPT
 from ..episode import Episode
 from ..worlds import load_world
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call, expect_equal
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 

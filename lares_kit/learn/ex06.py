@@ -24,7 +24,7 @@ from ..episode import Episode
 from ..steps import ToolCall
 from ..tools import ToolError, move_robot
 from ..worlds import load_world
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call, expect_equal
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..agents import run_agent
 from ..users import NoAnswer
 from ..worlds import load_world
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____
 from .matching import has_word
 
 __all__ = ["q1", "q2", "bind", "____", "PLACEHOLDER"]

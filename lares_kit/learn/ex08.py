@@ -29,7 +29,7 @@ from ..bench.tasks import load_suite
 from ..episode import Episode
 from ..steps import Question
 from ..worlds import load_world
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
 from .matching import has_id
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]

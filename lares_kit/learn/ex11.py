@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, NotAttempted, Problem, call
+from .checking import PLACEHOLDER, Exercise, Incorrect, NotAttempted, Problem, ____, call
 
 __all__ = ["q1", "q2", "bind", "____", "PLACEHOLDER", "PICK_CASES"]
 

@@ -11,7 +11,7 @@ truth table.
 from __future__ import annotations
 
 from ..sandbox import ConditionError, check_condition, run_condition
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____
 
 __all__ = ["q1", "q2", "q3", "BROKEN", "bind", "____", "PLACEHOLDER"]
 

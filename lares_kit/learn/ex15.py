@@ -20,7 +20,7 @@ from ..schema import SchemaError
 from ..tools import Toolbox, ask_user, halt, read_device
 from ..users import ScriptedUser
 from ..worlds import load_world
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
 from .matching import has_word, says_number
 
 __all__ = ["INSTRUCTIONS", "PLACEHOLDER", "VERDICTS", "____", "bind", "q1", "q2", "q3"]

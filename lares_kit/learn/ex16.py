@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .checking import PLACEHOLDER, ____, Exercise, Incorrect, Problem, call
+from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
 
 __all__ = ["q1", "q2", "q3", "building", "bind", "____", "PLACEHOLDER", "CHOICES"]
 
