@@ -60,6 +60,7 @@ from typing import Any
 
 from ..errors import LaresError
 from ..home import Home
+from ..phrases import is_persistent
 from ..users import ScriptedUser, TerminalUser
 from ..worlds import load_world
 from . import get_agent, run_agent
@@ -264,7 +265,6 @@ def _first_value(monitor: Any, condition_id: str) -> bool | None:
 def _persistent_text(episode: Any, data: dict[str, Any] | None, agent: str) -> str:
     """The transcript's tail: registered conditions with their verdicts, then events and firings in time order."""
     from ..bench.events import SETTLE_TICKS
-    from ..models.offline.sage_conditions import is_persistent
 
     lines: list[str] = []
 

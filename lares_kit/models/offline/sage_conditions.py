@@ -19,40 +19,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...phrases import split_persistent
 from ...wording import agree, in_sentence
 from .sage_devices import device_phrase
 from .sage_reading import Doc, Talk, read_doc, stem_words
 
-__all__ = ["split_persistent", "is_persistent", "trigger_of", "condition_code", "condition_step"]
+__all__ = ["trigger_of", "condition_code", "condition_step"]
 
 Step = tuple[str, dict[str, Any]]
-_WHEN = r"(?:whenever|when|the next time|next time|as soon as|once)"
-
-
-def split_persistent(request: str) -> tuple[str, str] | None:
-    """(action, trigger) of a persistent command, or None.
-
-    Examples:
-        >>> split_persistent("turn on the light in the dining room when I open the fridge")
-        ('turn on the light in the dining room', 'I open the fridge')
-        >>> split_persistent("The next time someone opens the fridge, turn all the lights off.")
-        ('turn all the lights off', 'someone opens the fridge')
-    """
-    text = request.strip().rstrip(".!")
-    first = re.match(rf"^{_WHEN}\s+(.+?),\s*(?:then\s+)?(.+)$", text, re.IGNORECASE)
-    if first:
-        return first.group(2), first.group(1)
-    last = re.match(rf"^(.+?),?\s+\b{_WHEN}\s+(.+)$", text, re.IGNORECASE)
-    if last:
-        return last.group(1), last.group(2)
-    return None
-
-
-def is_persistent(request: str) -> bool:
-    """A "when X, do Y" command, or a question or order about the ones already set up."""
-    return split_persistent(request) is not None or bool(re.search(
-        r"\b(cancel|stop watching|forget)\b.*\b(condition|reminder|rule|when)\b|\bwhat are you watching\b|"
-        r"\b(list|show)\b.*\b(conditions|reminders|rules)\b", request, re.IGNORECASE))
 
 
 # trigger word -> (capability to read, value word to look for among the attribute's values)

@@ -30,8 +30,9 @@ import re
 from typing import Any
 
 from ...confirmation import is_yes
+from ...phrases import is_persistent
 from .contradiction import clash_in, read_answer
-from .sage_conditions import condition_step, is_persistent
+from .sage_conditions import condition_step
 from .sage_devices import CONFIRM_FIRST, device_phrase, device_step
 from .sage_reading import Talk, read_talk
 
