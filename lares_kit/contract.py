@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REFUSED_MARK", "is_refusal", "refusal", "source_line", "speaker_in", "speaker_line"]
+__all__ = ["REFUSED_MARK", "ANSWER_MARK", "answer_in", "answered", "is_refusal", "light_to_switch", "refusal",
+           "source_line", "speaker_in", "speaker_line", "too_dark"]
 
 # A call the safety policy refuses outright answers with a sentence that starts with this.
 REFUSED_MARK = "Refused by the home's safety policy"
+# ask_user's result starts with this; the answer follows.
+ANSWER_MARK = "The user answered:"
+_TOO_DARK = re.compile(r"too dark to see anything in the .*? -- turn on the light in the .*?\(([\w.:-]+)\) first")
 _SPEAKER = re.compile(r"\bYou are talking to ([A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?)\s*[.,;]")
 
 
@@ -97,3 +101,60 @@ def source_line(source: str) -> str:
     if source == "owner":
         return ""
     return f" This instruction comes from {source.strip() or 'an unknown source'}, not from the owner of the home."
+
+
+def answered(answer: str) -> str:
+    """What ``ask_user`` returns to the model: the marker, then the person's words.
+
+    Args:
+        answer: What the person said.
+
+    Examples:
+        >>> answered("Bruno.")
+        'The user answered: Bruno.'
+    """
+    return f"{ANSWER_MARK} {answer}"
+
+
+def answer_in(result: object) -> str:
+    """The person's words in an ``ask_user`` result (the whole text if it is not one).
+
+    Args:
+        result: The tool result the model saw.
+
+    Examples:
+        >>> answer_in(answered("Yes, go ahead.")), answer_in("No answer.")
+        ('Yes, go ahead.', 'No answer.')
+    """
+    return str(result or "").split(ANSWER_MARK, 1)[-1].strip()
+
+
+def too_dark(room: str, light: str | None) -> str:
+    """The robot's look in an unlit room: why it saw nothing, and which light to switch on first.
+
+    Args:
+        room: The room's name.
+        light: The id of a light in the room, or None when it has none.
+
+    Examples:
+        >>> too_dark("Bedroom", "bedroom-light")
+        "It's too dark to see anything in the Bedroom -- turn on the light in the Bedroom (bedroom-light) first."
+        >>> too_dark("Cellar", None)
+        "It's too dark to see anything in the Cellar -- this room has no light to turn on."
+    """
+    fix = f"turn on the light in the {room} ({light}) first" if light else "this room has no light to turn on"
+    return f"It's too dark to see anything in the {room} -- {fix}."
+
+
+def light_to_switch(text: str) -> str | None:
+    """The light id a :func:`too_dark` sentence names, or None.
+
+    Args:
+        text: A tool result or error text.
+
+    Examples:
+        >>> light_to_switch("Error: " + too_dark("Bedroom", "bedroom-light")), light_to_switch(too_dark("Cellar", None))
+        ('bedroom-light', None)
+    """
+    found = _TOO_DARK.search(text or "")
+    return found.group(1) if found else None

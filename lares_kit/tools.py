@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 # the device tools are their own module; they are part of this one's toolset (re-exported here)
+from .contract import answer_in, answered, too_dark
 from .device_tools import DEVICE_TOOLS, read_device, set_device
 from .errors import ToolError, choices, did_you_mean
 from .home import Home
@@ -198,8 +199,7 @@ def look_with_robot(home: Home) -> str:
     room = home.room_name(room_id)
     if not home.is_lit(room_id):
         lights = [d.id for d in home.devices_in(room_id, "light")]
-        fix = f"turn on the light in the {room} ({lights[0]}) first" if lights else "this room has no light to turn on"
-        raise ToolError(f"It's too dark to see anything in the {room} -- {fix}.")
+        raise ToolError(too_dark(room, lights[0] if lights else None))
     fixed = ", ".join(f"{in_sentence(d.name)} ({d.id})" for d in home.devices_in(room_id)) or "no devices"
     # Sightings: record what is here; forget sightings here of things that left.
     for item_id, where in list(home.seen.items()):
@@ -233,7 +233,7 @@ def ask_user(user: User, question: str) -> str:
         >>> ask_user(ScriptedUser(answers=["Bruno."]), "What is your dog called?")
         'The user answered: Bruno.'
     """
-    return f"The user answered: {user.ask(question)}"
+    return answered(user.ask(question))
 
 
 def halt(message_to_user: str) -> str:
@@ -405,7 +405,7 @@ class Toolbox:
         self._remember(key, before)
         if self.safety and name == "ask_user":  # a yes to a question naming a device can confirm its change
             self.safety.heard(str(args.get("question", "")), getattr(self.user, "last", None)
-                              or text.removeprefix("The user answered: "))
+                              or answer_in(text))
         return Observation(name, args, text, ok=True, final=name in STOP_TOOLS)
 
     def _remember(self, key: str, version_before: int) -> None:

@@ -17,7 +17,19 @@ import pytest
 
 from lares_kit import Toolbox, load_world, run_agent
 from lares_kit.confirmation import CONFIRM_MARK, confirmation_text, question_for, question_in
-from lares_kit.contract import REFUSED_MARK, is_refusal, refusal, source_line, speaker_in, speaker_line
+from lares_kit.contract import (
+    ANSWER_MARK,
+    REFUSED_MARK,
+    answer_in,
+    answered,
+    is_refusal,
+    light_to_switch,
+    refusal,
+    source_line,
+    speaker_in,
+    speaker_line,
+    too_dark,
+)
 from lares_kit.memory import Memory
 from lares_kit.memory_store import MemoryStore
 from lares_kit.policy import changes_of
@@ -90,15 +102,34 @@ def test_the_gate_s_question_is_the_one_the_models_read(world, tool, args, quest
     assert question_in(held.content.removeprefix("Error: ")) == question  # read with or without the prefix
 
 
+def test_a_look_in_the_dark_names_the_light_the_models_read():
+    home = load_world("lares-home")
+    toolbox = Toolbox(home)
+    toolbox.dispatch("move_robot", {"destination_room_id": "bedroom"})
+    seen = toolbox.dispatch("look_with_robot", {})
+    assert light_to_switch(seen.content) == "bedroom-light"
+    home.devices.pop("bedroom-light")  # a dark room with no light: the sentence names none
+    assert light_to_switch(toolbox.dispatch("look_with_robot", {}).content) is None
+
+
+def test_the_user_s_answer_is_the_one_the_models_read():
+    from lares_kit.users import ScriptedUser
+
+    toolbox = Toolbox(load_world("lares-home"), user=ScriptedUser(answers=["Yes: the one by the sofa."]))
+    result = toolbox.dispatch("ask_user", {"question": "Which lamp?"})
+    assert answer_in(result.content) == "Yes: the one by the sofa."
+
+
 # ------------------------------------------------------ one place per marker
 # The opening words of each contract sentence; the tests above show each comes out of its writer.
-MARKERS = [REFUSED_MARK, "You are talking to", "not from the owner of the home", CONFIRM_MARK, "in exactly these words"]
+MARKERS = [REFUSED_MARK, "You are talking to", "not from the owner of the home", CONFIRM_MARK, "in exactly these words",
+           ANSWER_MARK, "too dark to see anything"]
 HOMES = {"contract.py", "confirmation.py"}  # where the markers are written and parsed
 
 
 def test_the_markers_are_the_writers_words():
     written = [refusal("no."), speaker_line("amal"), source_line("guest"), confirmation_text(["x"], "Shall I?"),
-               confirmation_text(["x"], "Shall I?")]
+               confirmation_text(["x"], "Shall I?"), answered("yes"), too_dark("Hall", "hall-light")]
     assert [marker in text for marker, text in zip(MARKERS, written)] == [True] * len(MARKERS)
 
 

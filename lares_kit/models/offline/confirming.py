@@ -23,6 +23,7 @@ import json
 from typing import Any
 
 from ...confirmation import CONFIRM_MARK, is_yes, question_in
+from ...contract import answer_in
 from .reading import Beliefs, norm
 
 __all__ = ["confirmation_step"]
@@ -61,7 +62,7 @@ def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
         return "ask", {"question": question}, "The home's safety policy needs the user's confirmation, so I ask first."
     if norm(last.name) == "askuser" and len(done) >= 2 and _blocked(done[-2]):
         blocked = done[-2]
-        answer = (last.result or "").split("The user answered:", 1)[-1].strip()
+        answer = answer_in(last.result)
         if is_yes(answer, str(last.args.get("question", ""))):
             action = "light" if norm(blocked.name) in ("setlight", "togglelight") else "device"
             return action, dict(blocked.args), "The user confirmed, so I make the same call again."

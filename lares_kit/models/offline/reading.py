@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...contract import speaker_in
+from ...contract import answer_in, light_to_switch, speaker_in
 
 __all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "apply_facts", "merge_live_context", "norm", "note_lit",
            "read_request", "text_of"]
@@ -31,8 +31,6 @@ _CAN_GO = re.compile(r"from the .*?\(([\w.:-]+)\) the robot can go to: ([^.]*)\.
 _LOOK_ROOM = re.compile(r"looks around the .*?\(([\w.:-]+)\)")
 # "Bruno, a dog (bruno)", "Ollie, an owl (ollie)", "Twins, people (twins)", "Keys (keys)": the type may be left out
 _THING = re.compile(r"([^;:,]+?)(?:, (?:an? )?([\w -]+?))? \(([\w.:-]+)\)")
-# "It's too dark to see anything in the Bedroom -- turn on the light in the Bedroom (bedroom-light) first."
-_TOO_DARK = re.compile(r"too dark to see anything in the .*? -- turn on the light in the .*?\(([\w.:-]+)\) first")
 # "The robot moved from the Hall to the Kitchen (kitchen). It is dark there." (get_live_context's overview)
 _MOVED_TO = re.compile(r"robot moved from .*? to the .*?\(([\w.:-]+)\)\. It is (lit|dark) there")
 
@@ -244,7 +242,7 @@ def apply_facts(b: Beliefs) -> None:
         if call.result is None:
             continue
         if name == "askuser":
-            b.answers.append((str(call.arg("question") or ""), text.split("The user answered:", 1)[-1].strip()))
+            b.answers.append((str(call.arg("question") or ""), answer_in(text)))
             continue
         for dev_id, state in _NOW.findall(text):  # "(kitchen-light) is now on." -- true whatever the call
             if dev_id in b.devices:
@@ -257,8 +255,8 @@ def apply_facts(b: Beliefs) -> None:
             elif name == "lookwithrobot" and b.robot:
                 for d in b.lights_in(b.robot):  # it said too dark: none of its lights is on
                     d.state["on"] = False
-                if m := _TOO_DARK.search(text):  # ...and which light to switch on: believe the sentence
-                    light = b.devices.get(m.group(1)) or Dev(m.group(1), m.group(1).replace("-", " "), "light", b.robot)
+                if named := light_to_switch(text):  # ...and which light to switch on: believe the sentence
+                    light = b.devices.get(named) or Dev(named, named.replace("-", " "), "light", b.robot)
                     light.type, light.room, light.state["on"] = "light", b.robot, False
                     b.devices[light.id] = light
                 b.looked.pop(b.robot, None)

@@ -30,6 +30,7 @@ import re
 from typing import Any
 
 from ...confirmation import is_yes
+from ...contract import answer_in
 from ...phrases import is_persistent
 from .contradiction import clash_in, read_answer
 from .sage_conditions import condition_step
@@ -160,7 +161,7 @@ def _devices(t: Talk, requests: list[str]) -> Step:
             asked = [c for c in t.results("ask_user") if c.args.get("question") == result]
             if not asked and "ask_user" in t.tools and len(calls) == 1:
                 return "ask_user", {"question": result}
-            answer = (asked[-1].result or "").removeprefix("The user answered: ") if asked else ""
+            answer = answer_in(asked[-1].result) if asked else ""
             if answer and asked[-1].ok and len(calls) == 1:
                 return "device_agent", {"request": f"{request} (the person means: {answer})"}
         if result.startswith(CONFIRM_FIRST):  # the safety policy: only the coordinator asks the person
@@ -168,7 +169,7 @@ def _devices(t: Talk, requests: list[str]) -> Step:
             asked = [c for c in t.results("ask_user") if c.args.get("question") == question]
             if not asked and "ask_user" in t.tools and len(calls) == 1:
                 return "ask_user", {"question": question}
-            answer = (asked[-1].result or "").removeprefix("The user answered: ") if asked else ""
+            answer = answer_in(asked[-1].result) if asked else ""
             if asked and asked[-1].ok and is_yes(answer, question) and len(calls) == 1:
                 return "device_agent", {"request": f"{request} (the person confirmed: yes)"}
             result = (f"I did not do it: the home's safety policy needs a clear yes from you first ({question})"
@@ -193,7 +194,7 @@ def _contradiction(t: Talk) -> Step | None:
         if "ask_user" in t.tools:
             return "ask_user", {"question": question}
         return _halt(f"{why}, so I did nothing. Tell me which you want and I will do it.")
-    answer = (asked[-1].result or "").removeprefix("The user answered: ")
+    answer = answer_in(asked[-1].result)
     kind, number = read_answer(answer, wanted)
     if kind == "number" and wanted in ("warmer", "cooler"):
         return _devices(t, [f"set the thermostat to {number:g}"])
