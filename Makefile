@@ -42,8 +42,13 @@ system-programs:
 	  echo "note:$$missing missing and apt-get needs root: the tests that need them will be skipped"; \
 	fi
 
-test: $(STAMP) | system-programs  ## every test: unit, doctests, notebooks (nbval, on a date years ahead), exercises, browser
+test: $(STAMP) | system-programs  ## lint, then every test: unit, doctests, notebooks (nbval, on a date years ahead), exercises, browser
+	$(BIN)/python -m ruff check .
 	LARES_PROGRESS=0 LARES_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
+
+.PHONY: lint
+lint: $(STAMP)  ## ruff: line length, import order, unused names (configured in pyproject.toml)
+	$(BIN)/python -m ruff check .
 
 test-fast: $(STAMP)  ## unit tests and doctests only
 	$(BIN)/python -m pytest -m "not slow and not browser" -q
