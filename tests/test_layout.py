@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from lares_kit.schema import INJECTED
+
 PACKAGE = Path(__file__).resolve().parents[1] / "lares_kit"
 MODULES = sorted(PACKAGE.rglob("*.py"))
 MAX_LINES = 450
@@ -31,17 +33,37 @@ def _public_functions(tree: ast.Module):
     return [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in exported]
 
 
-def _parameters(fn: ast.FunctionDef) -> list[str]:
+def _agent_tools(tree: ast.Module) -> set[str]:
+    """Functions a module lists in a ``*_TOOLS`` list: the agent-facing tools, whose docstring is the schema."""
+    tools: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign):
+            target = node.target
+        elif isinstance(node, ast.Assign):
+            target = node.targets[0]
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id.endswith("_TOOLS") and isinstance(node.value, ast.List):
+            tools |= {item.id for item in node.value.elts if isinstance(item, ast.Name)}
+    return tools
+
+
+def _parameters(fn: ast.FunctionDef, tool: bool = False) -> list[str]:
     args = fn.args
     names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
     names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    return [n for n in names if n not in {"self", "cls"}]
+    # A tool's injected parameters (home, user, memory, monitor, source) are filled in by the toolkit and never
+    # shown to the model: its Args section is the schema the model reads, so it describes only the others.
+    skip = {"self", "cls"} | (set(INJECTED) if tool else set())
+    return [n for n in names if n not in skip]
 
 
 def _undocumented(path: Path) -> list[str]:
     problems = []
-    for fn in _public_functions(ast.parse(path.read_text())):
-        params = _parameters(fn)
+    tree = ast.parse(path.read_text())
+    tools = _agent_tools(tree)
+    for fn in _public_functions(tree):
+        params = _parameters(fn, fn.name in tools)
         if not params:
             continue
         doc = ast.get_docstring(fn) or ""
@@ -62,3 +84,33 @@ def test_public_functions_document_their_arguments(path):
     # Google style, as the agent-facing tools already are (their Args become the schema's descriptions).
     problems = _undocumented(path)
     assert not problems, f"{_rel(path)}: " + "; ".join(problems)
+
+
+def test_the_argument_rule_exempts_only_a_tools_injected_parameters(tmp_path):
+    module = tmp_path / "sample.py"
+    module.write_text('''
+__all__ = ["toggle", "helper", "SAMPLE_TOOLS"]
+
+
+def toggle(home, light_id: str) -> str:
+    """Toggle a light.
+
+    Args:
+        light_id: ID of the light.
+    """
+
+
+def helper(home, light_id):
+    """Not a tool: every argument is the reader's business.
+
+    Args:
+        light_id: ID of the light.
+    """
+
+
+SAMPLE_TOOLS: list = [toggle]
+''')
+    assert _undocumented(module) == ["helper: Args does not describe home"]
+    module.write_text(module.read_text().replace("light_id: ID of the light.\n    \"\"\"\n\n\ndef helper",
+                                                 "\"\"\"\n\n\ndef helper"))
+    assert _undocumented(module) == ["toggle: Args does not describe light_id", "helper: Args does not describe home"]
