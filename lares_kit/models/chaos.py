@@ -52,6 +52,9 @@ _NAME = re.compile(r"^chaos:(?P<inner>.+)@(?P<rate>[0-9.]+)$")
 def parse_chaos_name(name: str) -> tuple[str, float] | None:
     """``"chaos:offline@0.2"`` -> ``("offline", 0.2)``; None for a name that is not a chaos model.
 
+    Args:
+        name: a model name; a chaos model is spelled ``chaos:<model>@<rate>`` with a rate from 0 to 1.
+
     Examples:
         >>> parse_chaos_name("chaos:offline@0.2"), parse_chaos_name("offline")
         (('offline', 0.2), None)
@@ -202,9 +205,19 @@ def chaos_client(model: str = "offline", rate: float = 0.1, seed: int | None = N
     ``seed`` defaults to ``$LARES_CHAOS_SEED``, else 0. ``faults`` limits the
     kinds of fault (default: all of :data:`FAULTS`).
 
+    Args:
+        model: the model whose replies get broken: ``"offline"`` or any remote model name.
+        rate: the share of chat completions broken, from 0 (none) to 1 (every one).
+        seed: seeds the choice of which replies break and how; None reads ``$LARES_CHAOS_SEED``, else 0.
+        faults: the kinds of fault to choose from, names from :data:`FAULTS` (default: all).
+        max_retries: how many times the SDK retries a 429 or 5xx reply before raising.
+        timeout: seconds the SDK waits for each reply.
+        **kw: passed on to ``openai.OpenAI`` (e.g. ``api_key``, ``base_url`` for a remote model).
+
     Examples:
         >>> client = chaos_client("offline", rate=0.0)
-        >>> client.chat.completions.create(model="offline", messages=[{"role": "user", "content": "hi"}]).choices[0].message.role
+        >>> reply = client.chat.completions.create(model="offline", messages=[{"role": "user", "content": "hi"}])
+        >>> reply.choices[0].message.role
         'assistant'
     """
     seed = int(os.environ.get("LARES_CHAOS_SEED", "0")) if seed is None else seed

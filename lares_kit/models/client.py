@@ -43,6 +43,9 @@ __all__ = ["load_api_key", "make_async_client", "make_client", "resolve_model"]
 def resolve_model(model: str | None = None) -> str:
     """The model name to use: ``model``, else ``$LARES_MODEL``, else ``"offline"``.
 
+    Args:
+        model: a model name such as ``"offline"`` or ``"gpt-4o-mini"``; None or empty asks the environment.
+
     Examples:
         >>> resolve_model("gpt-4o-mini")
         'gpt-4o-mini'
@@ -61,6 +64,14 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
     ``"chaos:<model>@<rate>"`` (e.g. ``chaos:offline@0.2``) is ``model`` with
     that share of its replies broken on purpose (:mod:`.chaos`).
     Other keyword arguments go to ``openai.OpenAI``.
+
+    Args:
+        model: the model name: ``"offline"``, ``"local"``, ``"chaos:<model>@<rate>"`` or a remote name; None: see
+            :func:`resolve_model`.
+        max_retries: how many times the SDK retries a 429, 5xx, timeout or dropped connection before raising.
+        timeout: seconds the SDK waits for each reply.
+        latency: seconds the offline model waits before each reply (0: at once); ignored by other models.
+        **kw: passed on to ``openai.OpenAI`` (e.g. ``api_key``, ``base_url``).
 
     Examples:
         >>> client = make_client("offline", max_retries=0)
@@ -91,6 +102,13 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
 def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout: float = 60.0, latency: float = 0.0,
                       **kw: Any) -> openai.AsyncOpenAI:
     """The async twin of :func:`make_client` (for the benchmark's concurrent runs).
+
+    Args:
+        model: the model name, as for :func:`make_client` (a ``chaos:`` name is not read here: use the sync client).
+        max_retries: how many times the SDK retries a 429, 5xx, timeout or dropped connection before raising.
+        timeout: seconds the SDK waits for each reply.
+        latency: seconds the offline model waits before each reply (0: at once); ignored by other models.
+        **kw: passed on to ``openai.AsyncOpenAI`` (e.g. ``api_key``, ``base_url``).
 
     Examples:
         >>> import asyncio
@@ -135,6 +153,10 @@ def load_api_key(env_file: str | os.PathLike[str] = ".env", name: str = KEY) -> 
     or secret is put in ``os.environ`` so :func:`make_client` sees it.
     Returns ``"environment"``, ``".env file (PATH)"``, ``"Colab secrets"`` or
     ``"none"`` (then use the offline model).
+
+    Args:
+        env_file: the ``.env`` file to read; a relative path is looked for in the working folder, then its parents.
+        name: the environment variable that holds the key (default ``OPENAI_API_KEY``).
 
     Examples:
         >>> import tempfile, pathlib

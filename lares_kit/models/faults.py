@@ -39,6 +39,13 @@ def json_error(status: int, message: str, code: str | None, kind: str = "invalid
                headers: dict[str, str] | None = None) -> Response:
     """An error reply in OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``.
 
+    Args:
+        status: the HTTP status, e.g. 400, 429 or 500.
+        message: the sentence a reader sees in ``error.message``.
+        code: the machine-readable ``error.code``, e.g. ``"rate_limit_exceeded"``; None for no code.
+        kind: the ``error.type``, e.g. ``"invalid_request_error"`` or ``"server_error"``.
+        headers: extra response headers (e.g. ``retry-after``); None for none.
+
     Examples:
         >>> status, headers, body = json_error(429, "Slow down.", "rate_limit_exceeded", "requests")
         >>> status, headers["content-type"], json.loads(body)["error"]["code"]
@@ -71,7 +78,8 @@ class Faults:
                  retry_after: float = 1.0, hang: float = 30.0, latency: float = 1.0, limit: int | None = None) -> None:
         unknown = [k for k in kinds if k not in FAULT_KINDS]
         if unknown or not kinds:
-            raise ValueError(f"unknown faults {', '.join(unknown) or '(none given)'}; faults are: {', '.join(FAULT_KINDS)}")
+            raise ValueError(f"unknown faults {', '.join(unknown) or '(none given)'}; "
+                             f"faults are: {', '.join(FAULT_KINDS)}")
         if not 0 <= rate <= 1:
             raise ValueError(f"the fault rate is a share between 0 and 1, got {rate}")
         self.rate, self.kinds, self.retry_after, self.hang, self.latency, self.limit = \
@@ -107,7 +115,8 @@ class Faults:
         """
         if kind == "429":
             # Both headers: the openai SDK reads retry-after-ms first, then retry-after (whole seconds).
-            headers = {"retry-after": str(math.ceil(self.retry_after)), "retry-after-ms": str(int(self.retry_after * 1000))}
+            headers = {"retry-after": str(math.ceil(self.retry_after)),
+                       "retry-after-ms": str(int(self.retry_after * 1000))}
             return json_error(429, "Rate limit reached: too many requests. Retry after the time in Retry-After.",
                               "rate_limit_exceeded", "requests", headers)
         if kind == "500":

@@ -156,7 +156,8 @@ def default_threads() -> int:
 class LocalModel:
     """One GGUF file loaded by llama.cpp, answering Chat Completions request bodies (thread-safe, one at a time)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, n_ctx: int = 8192, threads: int | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, n_ctx: int = 8192,
+                 threads: int | None = None) -> None:
         try:
             from llama_cpp import Llama
         except ImportError as exc:
@@ -169,7 +170,8 @@ class LocalModel:
         self.stats: dict[str, LocalStats] = {name: LocalStats() for name in LOCAL_MODELS}
         self._lock = threading.Lock()
 
-    def complete(self, body: dict[str, Any]) -> tuple[str | None, list[tuple[str, dict[str, Any]]], str, dict[str, int]]:
+    def complete(self, body: dict[str, Any]
+                 ) -> tuple[str | None, list[tuple[str, dict[str, Any]]], str, dict[str, int]]:
         """Answer a validated request: ``(content, calls, finish_reason, usage)``; calls are (name, arguments)."""
         from llama_cpp import LlamaGrammar
 
@@ -245,6 +247,9 @@ def get_local_model(path: str | os.PathLike[str] | None = None) -> LocalModel:
     """The loaded model for ``path`` (default :func:`gguf_path`), loaded once per process and shared.
 
     Raises :class:`LocalModelMissing` without the ``[local]`` extra.
+
+    Args:
+        path: the GGUF weights file; None: the bundled SmolLM2 or ``$LARES_LOCAL_GGUF`` (see :func:`gguf_path`).
     """
     if importlib.util.find_spec("llama_cpp") is None:
         raise LocalModelMissing(f"the local model {EXTRA_HINT}: llama-cpp-python is not installed.")

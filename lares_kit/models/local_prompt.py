@@ -23,10 +23,17 @@ MAX_TEXT = 200  # characters, for free-text arguments under the grammar, so a ra
 def offered(tools: list[dict[str, Any]], tool_choice: Any) -> list[dict[str, Any]]:
     """The functions (``tool["function"]``) a reply may call: the forced one, all of them, or none.
 
+    Args:
+        tools: the request's ``tools`` list (``{"type": "function", "function": {...}}`` items); None or [] for none.
+        tool_choice: the request's ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, one named function as
+            ``{"type": "function", "function": {"name": ...}}``, or None.
+
     Examples:
         >>> tools = [{"type": "function", "function": {"name": n}} for n in ("set_light", "halt")]
-        >>> [f["name"] for f in offered(tools, {"type": "function", "function": {"name": "halt"}})], offered(tools, "none")
-        (['halt'], [])
+        >>> [f["name"] for f in offered(tools, {"type": "function", "function": {"name": "halt"}})]
+        ['halt']
+        >>> offered(tools, "none")
+        []
     """
     functions = [t["function"] for t in tools or []]
     if isinstance(tool_choice, dict):
@@ -94,6 +101,11 @@ def chat_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | 
     that user and assistant alternate). The function list goes *last*, so
     the long shared beginning of every request stays the same.
 
+    Args:
+        messages: the request's ``messages``, in Chat Completions shape, oldest first.
+        tools: the request's ``tools``; None or [] adds no function list.
+        tool_choice: the request's ``tool_choice`` (see :func:`offered`); a named function asks for that call only.
+
     Examples:
         >>> tools = [{"type": "function", "function": {"name": "halt", "description": "Stop.",
         ...           "parameters": {"type": "object", "properties": {}}}}]
@@ -115,7 +127,8 @@ def chat_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | 
                 names[call.get("id", "")] = (call.get("function") or {}).get("name", "")
             content = _call_text(m)
         elif role in ("tool", "function"):
-            role, content = "user", f"Result of {names.get(m.get('tool_call_id', ''), m.get('name', 'the call'))}: {content}"
+            name = names.get(m.get("tool_call_id", ""), m.get("name", "the call"))
+            role, content = "user", f"Result of {name}: {content}"
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"] += "\n\n" + (content or "")
         else:
@@ -145,6 +158,10 @@ def call_schema(tools: list[dict[str, Any]], tool_choice: Any = "auto") -> dict[
 
     None when no call is wanted (no tools, or ``tool_choice="none"``).
 
+    Args:
+        tools: the request's ``tools`` list.
+        tool_choice: the request's ``tool_choice`` (see :func:`offered`); ``"none"`` wants no call.
+
     Examples:
         >>> tools = [{"type": "function", "function": {"name": "set_light", "parameters": {"type": "object",
         ...     "properties": {"on": {"type": "boolean"}}, "required": ["on"]}}}]
@@ -155,8 +172,8 @@ def call_schema(tools: list[dict[str, Any]], tool_choice: Any = "auto") -> dict[
     """
     branches = [{"type": "object", "required": ["name", "arguments"], "additionalProperties": False,
                  "properties": {"name": {"const": f["name"]},
-                                "arguments": _bounded({"type": "object", "properties": {}, "additionalProperties": False}
-                                                      | f.get("parameters", {}))}}
+                                "arguments": _bounded({"type": "object", "properties": {},
+                                                       "additionalProperties": False} | f.get("parameters", {}))}}
                 for f in offered(tools, tool_choice)]
     if not branches:
         return None
@@ -169,6 +186,9 @@ def parse_call(text: str) -> tuple[str, dict[str, Any]] | None:
 
     Also reads a list of calls (the first one), ``<tool_call>`` tags and
     ``"parameters"`` for ``"arguments"``, as small models write them.
+
+    Args:
+        text: the model's reply text, which may hold prose around the call.
 
     Examples:
         >>> parse_call('Sure! {"name": "halt", "arguments": {"message_to_user": "Done."}}')
@@ -202,6 +222,10 @@ def argument_problem(parameters: dict[str, Any], arguments: dict[str, Any]) -> s
     Checks what the grammar enforces: required keys, no unknown keys, types
     and enums. (Free-text length is not a validity rule.)
 
+    Args:
+        parameters: the function's JSON schema for its arguments (``properties``, ``required``, ``type``, ``enum``).
+        arguments: the arguments the model sent, already parsed from JSON.
+
     Examples:
         >>> p = {"type": "object", "properties": {"light_id": {"type": "string", "enum": ["kitchen-light"]}},
         ...      "required": ["light_id"]}
@@ -220,7 +244,9 @@ def argument_problem(parameters: dict[str, Any], arguments: dict[str, Any]) -> s
             return f"unknown argument {key!r}"
         kinds = spec.get("type") if isinstance(spec.get("type"), list) else [spec.get("type")]
         known = [k for k in kinds if k in _TYPES]
-        if known and not any(isinstance(value, _TYPES[k]) and not (isinstance(value, bool) and k in ("integer", "number"))
+        # bool is an int in Python, but not an integer or number in JSON schema
+        if known and not any(isinstance(value, _TYPES[k])
+                             and not (isinstance(value, bool) and k in ("integer", "number"))
                              for k in known):
             return f"{key!r} must be a {' or '.join(known)}"
         if "enum" in spec and value not in spec["enum"]:

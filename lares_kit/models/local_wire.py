@@ -10,8 +10,8 @@ Streaming is not offered (400).
 The other way to serve it -- llama.cpp's own OpenAI-compatible server on
 loopback -- needs no code here::
 
-    python -m llama_cpp.server --model "$(python -c 'from lares_kit.models.local import gguf_path; print(gguf_path())')" \\
-        --chat_format chatml-function-calling --port 8080
+    GGUF="$(python -c 'from lares_kit.models.local import gguf_path; print(gguf_path())')"
+    python -m llama_cpp.server --model "$GGUF" --chat_format chatml-function-calling --port 8080
     export OPENAI_BASE_URL=http://127.0.0.1:8080/v1 OPENAI_API_KEY=unused
 
 This module is not the model: prompts, grammars and parsing are in :mod:`.local`.
@@ -48,6 +48,11 @@ def _error(message: str, status: int = 400, code: str | None = None, kind: str =
 
 def handle_local(method: str, path: str, raw: bytes) -> tuple[int, dict[str, str], bytes]:
     """Serve one HTTP request to the local model: (status, headers, body).
+
+    Args:
+        method: the HTTP method, e.g. ``"GET"`` or ``"POST"``.
+        path: the URL path, e.g. ``"/v1/chat/completions"`` (a query string is ignored).
+        raw: the request body: JSON bytes of a Chat Completions request (empty for a GET).
 
     Examples:
         >>> status, _, body = handle_local("GET", "/v1/models", b"")
@@ -124,6 +129,11 @@ def local_client(max_retries: int = 0, timeout: float = 600.0, **kw: Any) -> ope
     Raises :class:`~lares_kit.models.local.LocalModelMissing` at once, before
     any request, without the ``[local]`` extra. Retries are off by default: a
     local failure does not go away by asking again.
+
+    Args:
+        max_retries: how many times the SDK retries a failed request (0: none).
+        timeout: seconds the SDK waits for each reply; a small CPU model may take minutes on a long prompt.
+        **kw: passed on to ``openai.OpenAI``.
     """
     _check_installed()
     http = httpx.Client(transport=LocalTransport(), base_url=LOCAL_BASE_URL, timeout=timeout)
@@ -132,7 +142,13 @@ def local_client(max_retries: int = 0, timeout: float = 600.0, **kw: Any) -> ope
 
 
 def local_async_client(max_retries: int = 0, timeout: float = 600.0, **kw: Any) -> openai.AsyncOpenAI:
-    """The async twin of :func:`local_client`."""
+    """The async twin of :func:`local_client`.
+
+    Args:
+        max_retries: how many times the SDK retries a failed request (0: none).
+        timeout: seconds the SDK waits for each reply; a small CPU model may take minutes on a long prompt.
+        **kw: passed on to ``openai.AsyncOpenAI``.
+    """
     _check_installed()
     http = httpx.AsyncClient(transport=AsyncLocalTransport(), base_url=LOCAL_BASE_URL, timeout=timeout)
     return openai.AsyncOpenAI(api_key="local", base_url=LOCAL_BASE_URL, http_client=http, max_retries=max_retries,
