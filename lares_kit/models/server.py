@@ -189,7 +189,12 @@ def _log_to_stderr() -> None:
 
 def cli_serve(args: argparse.Namespace) -> int:
     """``lares serve-model [--host] [--port] [--latency] [--fault-rate R --faults K,K --retry-after S --hang S
-    --fault-seed N]``: serve until Ctrl-C or SIGTERM."""
+    --fault-seed N]``: serve until Ctrl-C or SIGTERM.
+
+    Args:
+        args: the parsed command line: ``host``, ``port``, ``latency`` (seconds), ``fault_rate`` (0 to 1), ``faults``
+            (kinds, comma-separated), ``fault_seed``, ``retry_after`` and ``hang`` (seconds).
+    """
     faults = None
     if getattr(args, "fault_rate", 0.0):
         kinds = tuple(k.strip() for k in (args.faults or ",".join(FAULT_KINDS)).split(",") if k.strip())

@@ -36,6 +36,11 @@ __all__ = ["ModelProtocol", "error_bytes"]
 def error_bytes(status: int, message: str, code: str) -> bytes:
     """A whole HTTP/1.1 error response, JSON in OpenAI's shape, that closes the connection.
 
+    Args:
+        status: the HTTP status, e.g. 400, 408 or 431.
+        message: the sentence a reader sees in ``error.message``.
+        code: the machine-readable ``error.code``, e.g. ``"request_timeout"``.
+
     Examples:
         >>> error_bytes(408, "Too slow.", "request_timeout").split(b"\\r\\n")[0]
         b'HTTP/1.1 408 Request Timeout'

@@ -66,6 +66,9 @@ def encoding_name() -> str:
 def count_tokens(text: str) -> int:
     """Tokens in a piece of text.
 
+    Args:
+        text: any text; empty text has no tokens.
+
     Examples:
         >>> count_tokens("turn on the light in the kitchen")
         7
@@ -124,6 +127,10 @@ def _count_tools(tools: list[dict[str, Any]]) -> int:
 def count_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
     """Prompt tokens for a chat request: messages, reply priming and tool schemas.
 
+    Args:
+        messages: the request's ``messages`` in Chat Completions shape (content as a string or a list of text parts).
+        tools: the request's ``tools`` (function schemas), which count as prompt too; None for none.
+
     Examples:
         >>> msgs = [{"role": "user", "content": "turn on the light in the kitchen"}]
         >>> count_request(msgs)
@@ -138,6 +145,10 @@ def count_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | 
 
 def count_reply(content: str | None, tool_calls: list[dict[str, Any]] | None = None) -> int:
     """Completion tokens for a reply: its text plus each tool call's name and arguments.
+
+    Args:
+        content: the reply's text; None when the reply is only calls.
+        tool_calls: the reply's calls, each ``{"function": {"name": ..., "arguments": "<JSON text>"}}``; None for none.
 
     Examples:
         >>> count_reply("Done.")

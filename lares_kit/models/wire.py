@@ -56,6 +56,10 @@ def words_within(words: list[str], limit: int) -> int:
     A binary search over prefixes: log2(n) tokenizations instead of one per word (5,000 words
     and ``max_tokens: 14000`` took 20 s one word at a time). Token counts grow with the prefix.
 
+    Args:
+        words: the text split on single spaces, in order.
+        limit: the most tokens the joined words may take (as counted by :func:`.tokens.count_tokens`).
+
     Examples:
         >>> words = "turn on the light in the kitchen".split(" ")
         >>> words_within(words, 3), " ".join(words[:words_within(words, 3)])
@@ -72,11 +76,17 @@ def words_within(words: list[str], limit: int) -> int:
 
 
 def completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    """The ``chat.completion`` object for a validated request and the model's reply."""
+    """The ``chat.completion`` object for a validated request and the model's reply.
+
+    Args:
+        body: the request, already checked by :func:`validate` (``stop``, ``max_tokens`` and ``n`` are applied).
+        reply: what the offline model said: its text, or its calls as (name, arguments) pairs.
+    """
     digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
     content, finish = _limit(reply.content, body)
     tool_calls = [{"id": f"call_{hashlib.sha256(f'{digest}:{i}'.encode()).hexdigest()[:24]}", "type": "function",
-                   "function": {"name": name, "arguments": json.dumps(args)}} for i, (name, args) in enumerate(reply.calls)]
+                   "function": {"name": name, "arguments": json.dumps(args)}}
+                  for i, (name, args) in enumerate(reply.calls)]
     message: dict[str, Any] = {"role": "assistant", "content": content if not tool_calls else None, "refusal": None}
     if tool_calls:
         message["tool_calls"], finish = tool_calls, "tool_calls"
@@ -91,7 +101,8 @@ def completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
 
 def _sse(result: dict[str, Any], include_usage: bool) -> bytes:
     # One completion as server-sent events: role, content, each tool call, finish, [usage], [DONE].
-    head = {k: result[k] for k in ("id", "created", "model", "system_fingerprint")} | {"object": "chat.completion.chunk"}
+    head = ({k: result[k] for k in ("id", "created", "model", "system_fingerprint")}
+            | {"object": "chat.completion.chunk"})
     events = []
     for choice in result["choices"]:
         msg, i = choice["message"], choice["index"]
@@ -116,6 +127,11 @@ def _json(status: int, value: Any) -> tuple[int, dict[str, str], bytes]:
 def handle(method: str, path: str, raw: bytes) -> tuple[int, dict[str, str], bytes]:
     """Serve one HTTP request to the offline model: (status, headers, body).
 
+    Args:
+        method: the HTTP method, e.g. ``"GET"`` or ``"POST"``.
+        path: the URL path, e.g. ``"/v1/chat/completions"`` or ``"/v1/models"`` (a query string is ignored).
+        raw: the request body: JSON bytes of a Chat Completions request (empty for a GET).
+
     Examples:
         >>> status, _, body = handle("POST", "/v1/chat/completions", b"{not json")
         >>> status, json.loads(body)["error"]["message"][:32]
@@ -134,10 +150,12 @@ def handle(method: str, path: str, raw: bytes) -> tuple[int, dict[str, str], byt
             return _json(404, error_body(err))
         return _json(200, _model(name))
     if not path.endswith("/chat/completions"):
-        err = WireError(f"Unknown request URL: {method} {path}. Please check the URL for typos.", None, "unknown_url", 404)
+        err = WireError(f"Unknown request URL: {method} {path}. Please check the URL for typos.", None,
+                        "unknown_url", 404)
         return _json(404, error_body(err))
     if method != "POST":
-        return _json(405, error_body(WireError(f"Method {method} is not allowed for {path}; use POST.", None, None, 405)))
+        err = WireError(f"Method {method} is not allowed for {path}; use POST.", None, None, 405)
+        return _json(405, error_body(err))
     try:
         body = validate(parse(raw), SERVED_MODELS)
     except WireError as err:

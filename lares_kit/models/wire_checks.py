@@ -12,9 +12,11 @@ This module does not answer requests; :func:`.wire.handle` does.
 
 Examples:
     >>> validate(parse(b'{"model": "offline", "messages": [{"role": "user", "content": {"a": 1}}]}'))
+    ... # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    lares_kit.models.wire_checks.WireError: Invalid type for 'messages[0].content': expected one of a string or array of objects, but got an object instead.
+    lares_kit.models.wire_checks.WireError: Invalid type for 'messages[0].content': expected one of a string
+    or array of objects, but got an object instead.
 """
 
 from __future__ import annotations
@@ -48,9 +50,14 @@ class WireError(Exception):
 def error_body(err: WireError) -> dict[str, Any]:
     """``{"error": {"message", "type", "param", "code"}}``.
 
+    Args:
+        err: the bad request, with its message, ``param``, ``code`` and ``type``.
+
     Examples:
-        >>> error_body(WireError("Missing required parameter: 'messages'.", "messages", "missing_required_parameter"))
-        {'error': {'message': "Missing required parameter: 'messages'.", 'type': 'invalid_request_error', 'param': 'messages', 'code': 'missing_required_parameter'}}
+        >>> error_body(WireError("Missing required parameter: 'messages'.", "messages",
+        ...                      "missing_required_parameter"))  # doctest: +NORMALIZE_WHITESPACE
+        {'error': {'message': "Missing required parameter: 'messages'.", 'type': 'invalid_request_error',
+                   'param': 'messages', 'code': 'missing_required_parameter'}}
     """
     return {"error": {"message": err.message, "type": err.type, "param": err.param, "code": err.code}}
 
@@ -81,13 +88,17 @@ def _too_deep(value: Any) -> bool:
 def parse(raw: bytes) -> Any:
     """The JSON in a request body, or :class:`WireError` (400) saying why it is not.
 
+    Args:
+        raw: the request body as received; empty reads as JSON ``null``.
+
     Examples:
         >>> parse(b'{"n": 1}')
         {'n': 1}
-        >>> parse(b"[" * 100_000)
+        >>> parse(b"[" * 100_000)  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.models.wire_checks.WireError: We could not parse the JSON body of your request: it is nested too deeply (more than 64 levels).
+        lares_kit.models.wire_checks.WireError: We could not parse the JSON body of your request:
+        it is nested too deeply (more than 64 levels).
     """
     try:
         value = json.loads(raw or b"null")
@@ -228,7 +239,8 @@ def _check_tools(body: dict[str, Any]) -> None:
             raise WireError("Invalid type for 'tools': expected an array.", "tools", "invalid_type")
         for i, tool in enumerate(tools):
             fn = tool.get("function") if isinstance(tool, dict) else None
-            if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or tool.get("type", "function") != "function":
+            if (not isinstance(fn, dict) or not isinstance(fn.get("name"), str)
+                    or tool.get("type", "function") != "function"):
                 raise WireError(f"Invalid 'tools[{i}]': expected {{\"type\": \"function\", \"function\": {{\"name\": "
                                 "...}}.", f"tools[{i}]", "invalid_value")
             if not _NAME.match(fn["name"]):
@@ -318,15 +330,22 @@ def validate(body: Any, models: tuple[str, ...] | None = None) -> dict[str, Any]
     ``models``: the names served (another name is a 404 ``model_not_found``);
     None accepts any name.
 
+    Args:
+        body: the parsed request body (any JSON value: anything but an object is a 400).
+        models: the model names served (another name is a 404 ``model_not_found``); None accepts any name.
+
     Examples:
-        >>> validate({"model": "offline", "messages": []})
+        >>> validate({"model": "offline", "messages": []})  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.models.wire_checks.WireError: Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.
+        lares_kit.models.wire_checks.WireError: Invalid 'messages': empty array. Expected an array with minimum
+        length 1, but got an empty array instead.
         >>> validate({"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}]}, ("offline",))
+        ... # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.models.wire_checks.WireError: The model `gpt-5` does not exist or you do not have access to it. This server serves 'offline'.
+        lares_kit.models.wire_checks.WireError: The model `gpt-5` does not exist or you do not have access to it.
+        This server serves 'offline'.
     """
     if not isinstance(body, dict):
         raise WireError("We could not parse the JSON body of your request: expected a JSON object.", None, None)
