@@ -40,6 +40,9 @@ class FunctionCallingOptions:
 def run_function_calling(run: AgentRun) -> None:
     """Run the loop until ``halt``, a question with no answer, or ``run.max_steps`` turns.
 
+    Args:
+        run: The run :func:`~lares_kit.agents.run_agent` set up: episode, home, toolbox, client; steps are appended.
+
     Examples:
         >>> from lares_kit import load_world, run_agent
         >>> ep = run_agent("turn on the light in the kitchen", load_world("lares-home"), agent="function-calling")

@@ -30,6 +30,9 @@ __all__ = ["run_intent_action", "read_intent"]
 def run_intent_action(run: AgentRun) -> None:
     """Run decide-then-act until ``halt``, a question with no answer, or ``run.max_steps`` steps.
 
+    Args:
+        run: The run :func:`~lares_kit.agents.run_agent` set up: episode, home, toolbox, client; steps are appended.
+
     Examples:
         >>> from lares_kit import load_world, run_agent
         >>> ep = run_agent("turn on the light in the kitchen", load_world("lares-home"))
@@ -51,7 +54,13 @@ def run_intent_action(run: AgentRun) -> None:
 
 
 def read_intent(run: AgentRun, turn: int, reply: Any) -> Intent | None:
-    """The decision in an intent reply, or None after recording why it cannot be used."""
+    """The decision in an intent reply, or None after recording why it cannot be used.
+
+    Args:
+        run: The run the reply belongs to; an unusable decision is recorded on it as an error step.
+        turn: The step number (from 1) the decision is for.
+        reply: The model's message to the forced ``decide_best_function`` call (it has ``tool_calls``).
+    """
     calls = reply.tool_calls
     call = calls[0]
     name = getattr(getattr(call, "function", None), "name", None)

@@ -45,6 +45,9 @@ def decide_best_function(reasoning: str, best_function: ToolName) -> str:
 def decide_schema(names: list[str]) -> dict[str, Any]:
     """The intent tool's schema: ``best_function`` is an enum of the tool names.
 
+    Args:
+        names: The names of the tools the model may choose from, in the order it will see them.
+
     Examples:
         >>> s = decide_schema(["set_light", "halt"])
         >>> s["function"]["name"], s["function"]["parameters"]["properties"]["best_function"]["enum"]
@@ -55,6 +58,9 @@ def decide_schema(names: list[str]) -> dict[str, Any]:
 
 def forced(name: str) -> dict[str, Any]:
     """The ``tool_choice`` that makes the model call exactly this function.
+
+    Args:
+        name: The function the model must call.
 
     Examples:
         >>> forced("halt")

@@ -77,7 +77,8 @@ The user's request, the steps so far (Thought:, Action:, Observation:) and the n
 _RULES = {
     "text": 'Reply with one line: Action: {"tool": NAME, "arguments": {...}} for the newest Thought. Your reply must '
             "contain only one JSON object: one Action.",
-    "json_schema": 'Reply with the Action for the newest Thought as one JSON object {"tool": NAME, "arguments": {...}}.',
+    "json_schema": "Reply with the Action for the newest Thought as one JSON object "
+                   '{"tool": NAME, "arguments": {...}}.',
     "parallel": 'Reply with one JSON object {"actions": [...]} listing every Action the newest Thought needs that '
                 "does not depend on the result of another, each {\"tool\": NAME, \"arguments\": {...}}.",
 }
@@ -111,10 +112,16 @@ class ReactOptions:
 def describe_tools(schemas: list[dict[str, Any]]) -> str:
     """The description generator: one line per tool from its schema (ids are in the knowledge, not here).
 
+    Args:
+        schemas: Tool schemas in the OpenAI format, as ``Toolbox.schemas()`` gives them.
+
     Examples:
         >>> from lares_kit import Toolbox, load_world
-        >>> print(describe_tools(Toolbox(load_world("lares-home")).schemas(["set_light"])))
-        - set_light(light_id, on): Switch a light on or off. Safe to repeat: it says so if the light is already that way. light_id: ID of the light, e.g. "kitchen-light". on: true to switch it on, false to switch it off.
+        >>> schemas = Toolbox(load_world("lares-home")).schemas(["set_light"])
+        >>> print(describe_tools(schemas))  # doctest: +NORMALIZE_WHITESPACE
+        - set_light(light_id, on): Switch a light on or off.
+          Safe to repeat: it says so if the light is already that way.
+          light_id: ID of the light, e.g. "kitchen-light". on: true to switch it on, false to switch it off.
     """
     lines = []
     for schema in schemas:
@@ -156,7 +163,13 @@ def _rounds_so_far(run: AgentRun) -> list[tuple[str, str]]:
 
 
 def prompt_a(run: AgentRun, tools: str, history: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Prompt A, the planner's messages: background, role, tools, format, chat history, new input, scratchpad."""
+    """Prompt A, the planner's messages: background, role, tools, format, chat history, new input, scratchpad.
+
+    Args:
+        run: The run in progress: its home, instruction and steps so far (the scratchpad) fill the prompt.
+        tools: The tool descriptions, as :func:`describe_tools` writes them.
+        history: Earlier turns of this session (short-term memory), as chat messages, oldest first.
+    """
     home = run.home
     system = PROMPT_A.format(name=home.name, description=home.description or "", speaker=_speaker(run), tools=tools)
     messages = [{"role": "system", "content": system}, *_knowledge(run), *history,
@@ -169,7 +182,13 @@ def prompt_a(run: AgentRun, tools: str, history: list[dict[str, str]]) -> list[d
 
 
 def prompt_b(run: AgentRun, tools: str, fmt: str) -> list[dict[str, str]]:
-    """Prompt B, the executor's messages: tool descriptions and the new input (request, steps, newest Thought)."""
+    """Prompt B, the executor's messages: tool descriptions and the new input (request, steps, newest Thought).
+
+    Args:
+        run: The run in progress: its instruction and steps so far, ending with the newest Thought.
+        tools: The tool descriptions, as :func:`describe_tools` writes them.
+        fmt: The action format, one of :data:`ACTION_FORMATS`: it picks the reply rule at the end.
+    """
     lines = [f"Question: {run.episode.instruction}"]
     for said, seen in _rounds_so_far(run):
         lines.append(said)
@@ -181,6 +200,10 @@ def prompt_b(run: AgentRun, tools: str, fmt: str) -> list[dict[str, str]]:
 
 def action_format(names: list[str], fmt: str) -> dict[str, Any] | None:
     """The ``response_format`` for the executor: one Action, a list of them, or None for text.
+
+    Args:
+        names: The tool names an Action may call (the ``tool`` enum).
+        fmt: One of :data:`ACTION_FORMATS`: ``json_schema`` (one Action), ``parallel`` (a list), ``text`` (None).
 
     Examples:
         >>> action_format(["read_device", "halt"], "json_schema")["json_schema"]["schema"]["required"]
@@ -207,6 +230,9 @@ def _run(run: AgentRun, turn: int, tool: str, arguments: dict[str, Any]) -> bool
 
 def run_react(run: AgentRun) -> None:
     """Thought (planner) -> Action (executor) -> Observation, until a Final Answer or the round limit.
+
+    Args:
+        run: The run :func:`~lares_kit.agents.run_agent` set up, with a ReactOptions in ``run.options``.
 
     Examples:
         >>> from lares_kit import load_world, run_agent
@@ -262,13 +288,20 @@ def _act(run: AgentRun, opts: ReactOptions, turn: int, tools: str) -> Parsed:
 
 
 def run_react_parallel(run: AgentRun) -> None:
-    """The react agent with parallel function calls: independent Actions run in one round."""
+    """The react agent with parallel function calls: independent Actions run in one round.
+
+    Args:
+        run: The run :func:`~lares_kit.agents.run_agent` set up; its action format is set to ``parallel``.
+    """
     run.options = replace(run.options, action_format="parallel")
     run_react(run)
 
 
 def rounds(episode: Any) -> int:
     """How many Thought-Action-Observation rounds an episode took (planner calls).
+
+    Args:
+        episode: A finished react Episode (any Episode: other designs have no planner calls, so 0).
 
     Examples:
         >>> from lares_kit import load_world, run_agent

@@ -80,9 +80,13 @@ def parse_thought(text: str) -> Parsed:
     An Action the planner wrote anyway is not used: in this framework the
     executor writes the Actions, from the Thought.
 
+    Args:
+        text: The planner's reply, e.g. ``"Thought: ..."`` or ``"Thought: ...\\nFinal Answer: ..."``.
+
     Examples:
-        >>> parse_thought("Thought: The room is stuffy; I read its sensor first.")
-        Parsed(thought='The room is stuffy; I read its sensor first.', final_answer=None, actions=[], ignored=0, error='')
+        >>> parse_thought("Thought: The room is stuffy; I read its sensor first.")  # doctest: +NORMALIZE_WHITESPACE
+        Parsed(thought='The room is stuffy; I read its sensor first.',
+               final_answer=None, actions=[], ignored=0, error='')
         >>> parse_thought("Thought: Done.\\nFinal Answer: The window is open.").final_answer
         'The window is open.'
         >>> parse_thought("").error
@@ -130,14 +134,20 @@ def _objects(text: str) -> list[Any]:
 def parse_actions(text: str, policy: str = "one") -> Parsed:
     """Read the executor's reply under a policy (``"naive"``, ``"one"`` or ``"all"``).
 
+    Args:
+        text: The executor's reply: ``Action: {...}`` lines, or JSON from ``response_format``.
+        policy: ``"one"`` runs the first Action and counts the rest as ignored, ``"naive"`` needs exactly one JSON
+            object (the paper's parser), ``"all"`` runs every Action (parallel calls).
+
     Examples:
-        >>> two = ('Thought: both lights.\\nAction: {"tool": "set_light", "arguments": {"light_id": "a", "on": true}}\\n'
+        >>> two = ('Thought: both lights.\\n'
+        ...        'Action: {"tool": "set_light", "arguments": {"light_id": "a", "on": true}}\\n'
         ...        'Action: {"tool": "set_light", "arguments": {"light_id": "b", "on": true}}')
         >>> p = parse_actions(two, "one")
         >>> [a.arguments["light_id"] for a in p.actions], p.ignored
         (['a'], 1)
-        >>> parse_actions(two, "naive").error
-        'The Action is not one JSON object (Extra data at character 66). Write exactly one Action as one JSON object.'
+        >>> print(parse_actions(two, "naive").error)
+        The Action is not one JSON object (Extra data at character 66). Write exactly one Action as one JSON object.
         >>> len(parse_actions(two, "all").actions)
         2
         >>> parse_actions('{"actions": [{"tool": "halt", "arguments": {"message_to_user": "ok"}}]}', "all").actions
@@ -180,10 +190,15 @@ def _naive(text: str, thought: str) -> Parsed:
 def ignored_note(total: int) -> str:
     """What the model is told when only the first of ``total`` Actions ran.
 
+    Args:
+        total: How many Actions the reply had (2 or more).
+
     Examples:
-        >>> ignored_note(3)
-        'Note: your reply had 3 Actions; only the first was run and the other 2 were ignored. Send one Action at a time: the next round can do the next task.'
+        >>> print(ignored_note(3))  # doctest: +NORMALIZE_WHITESPACE
+        Note: your reply had 3 Actions; only the first was run and the other 2 were ignored.
+        Send one Action at a time: the next round can do the next task.
     """
     others = total - 1
     return (f"Note: your reply had {total} Actions; only the first was run and the other {others} "
-            f"{'was' if others == 1 else 'were'} ignored. Send one Action at a time: the next round can do the next task.")
+            f"{'was' if others == 1 else 'were'} ignored. "
+            "Send one Action at a time: the next round can do the next task.")

@@ -49,6 +49,13 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
     ``get_live_context`` (the prompt then has no states). The goal names the
     speaker (the memory's user) and a source other than the owner.
 
+    Args:
+        run: The run being set up: its home, and its episode's knowledge format and source.
+        tools: The agent-facing tool functions to offer; None -> the home's own.
+        user: Who answers ``ask_user`` (a Listener around the caller's User, so answers are recorded).
+        memory: A :class:`~lares_kit.memory.Memory`, or None for no memory tools.
+        monitor: A :class:`~lares_kit.monitor.Monitor` for persistent commands, or None.
+
     Examples:
         >>> from lares_kit import load_world, run_agent
         >>> ep = run_agent("hello", load_world("lares-home"), knowledge_format="overview", source="guest")
@@ -91,10 +98,11 @@ class AgentSpec:
         Examples:
             >>> get_agent("sage").settings(None, None, None)
             ('none', 'full', 20)
-            >>> get_agent("sage").settings("latest", None, None)
+            >>> get_agent("sage").settings("latest", None, None)  # doctest: +NORMALIZE_WHITESPACE
             Traceback (most recent call last):
             ...
-            lares_kit.errors.LaresError: sage does not take the knowledge mode 'latest' (it takes: none); leave the knowledge mode out to use sage's own (none).
+            lares_kit.errors.LaresError: sage does not take the knowledge mode 'latest' (it takes: none);
+            leave the knowledge mode out to use sage's own (none).
         """
         if knowledge is not None and knowledge not in KNOWLEDGE_MODES:
             raise LaresError(f"unknown knowledge mode {knowledge!r}; modes: {', '.join(KNOWLEDGE_MODES)}")
@@ -116,10 +124,11 @@ class AgentSpec:
         Examples:
             >>> get_agent("react").make_options({"parser": "naive"}).parser
             'naive'
-            >>> get_agent("react").make_options({"parsr": "naive"})
+            >>> get_agent("react").make_options({"parsr": "naive"})  # doctest: +NORMALIZE_WHITESPACE
             Traceback (most recent call last):
             ...
-            lares_kit.errors.LaresError: react has no option 'parsr'; its options: action_format, parser, max_iterations.
+            lares_kit.errors.LaresError: react has no option 'parsr';
+            its options: action_format, parser, max_iterations.
         """
         known = [f.name for f in dataclasses.fields(self.options)]
         for name in given or {}:
@@ -196,13 +205,17 @@ AGENTS: dict[str, AgentSpec] = {spec.name: spec for spec in (
 def get_agent(name: str) -> AgentSpec:
     """The design registered under ``name``; a LaresError lists the known names.
 
+    Args:
+        name: An agent name, a key of :data:`AGENTS` such as ``"intent-action"``.
+
     Examples:
         >>> get_agent("intent-action").loop.__name__
         'run_intent_action'
-        >>> get_agent("telepathy")
+        >>> get_agent("telepathy")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.errors.LaresError: unknown agent 'telepathy'; agents: function-calling, intent-action, react, react-parallel, sage
+        lares_kit.errors.LaresError: unknown agent 'telepathy';
+        agents: function-calling, intent-action, react, react-parallel, sage
     """
     if name not in AGENTS:
         raise LaresError(f"unknown agent {name!r}; agents: {', '.join(AGENTS)}")

@@ -75,6 +75,9 @@ PERSISTENT_KEYS = ("conditions", "events", "firings", "notices", "state_after_ev
 def cli_run(args: argparse.Namespace) -> int:
     """Run ``lares run`` with parsed arguments; return the exit status.
 
+    Args:
+        args: The ``run`` subcommand's arguments, as ``lares_kit.cli.build_parser().parse_args`` returns them.
+
     Examples:
         >>> from lares_kit.cli import build_parser
         >>> args = build_parser().parse_args(["run", "turn on the light in the kitchen", "--json"])
@@ -156,13 +159,17 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
 def check_time_of_day(text: str | None) -> str | None:
     """``--time-of-day`` as given, once it reads as a time; a LaresError says what would.
 
+    Args:
+        text: The option's value (``04:00``, ``4am``, ``23:30:00``, ``night``...), or None when it was not given.
+
     Examples:
         >>> check_time_of_day("4am"), check_time_of_day(None)
         ('4am', None)
-        >>> check_time_of_day("teatime")
+        >>> check_time_of_day("teatime")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.times.TimeError: --time-of-day: 'teatime' is not a time of day: give a clock time like 04:00, 4am or 23:30:00, or a word such as night, evening, morning or midnight.
+        lares_kit.times.TimeError: --time-of-day: 'teatime' is not a time of day:
+        give a clock time like 04:00, 4am or 23:30:00, or a word such as night, evening, morning or midnight.
     """
     from ..times import TimeError, minutes_of_day
 
@@ -178,6 +185,12 @@ def check_time_of_day(text: str | None) -> str | None:
 def check_person(person: str | None, home: Home, agent: str, memory: Any = None) -> str | None:
     """The ``--person`` to use (a resident's id), or a LaresError saying why it cannot be used.
 
+    Args:
+        person: The option's value, a resident's name in any case; None or "" when it was not given.
+        home: The world being run: when it lists residents, ``person`` must be one of them.
+        agent: The agent name given with ``--agent``: only designs with a memory can hear who is speaking.
+        memory: The ``--memory`` value (a store path or ``"default"``), or None when it was not given.
+
     Examples:
         >>> from lares_kit import load_world
         >>> check_person("Dmitriy", load_world("sage-home"), "sage")
@@ -186,10 +199,11 @@ def check_person(person: str | None, home: Home, agent: str, memory: Any = None)
         Traceback (most recent call last):
         ...
         lares_kit.errors.LaresError: sage-home knows these people: amal, dmitriy; --person 'bob' is not one of them.
-        >>> check_person("ana", load_world("smart-building"), "intent-action")
+        >>> check_person("ana", load_world("smart-building"), "intent-action")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.errors.LaresError: intent-action reads --person only from its memory: add --memory (the home's memory store), or use --agent sage or --agent react.
+        lares_kit.errors.LaresError: intent-action reads --person only from its memory:
+        add --memory (the home's memory store), or use --agent sage or --agent react.
     """
     from ..profiles import residents
 
@@ -343,7 +357,11 @@ def _wrapped(label: str, text: str) -> list[str]:
 
 
 def cli_demo(args: argparse.Namespace | None = None) -> int:
-    """Run the three Lares scenarios with the offline model; 0 when every check passes."""
+    """Run the three Lares scenarios with the offline model; 0 when every check passes.
+
+    Args:
+        args: The ``demo`` subcommand's parsed arguments; it takes none, so None does as well.
+    """
     failed = 0
     scenarios = [s for s in LARES_SCENARIOS if s.seed is None]  # the demo's placement, as in Lares
     for number, scenario in enumerate(scenarios, 1):

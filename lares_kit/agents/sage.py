@@ -146,7 +146,9 @@ class SageTree:
 def _tools(tree: SageTree) -> list[Callable[..., str]]:
     # The sub-agents as plain typed tools; closures carry the tree (no classes made at runtime).
     def device_agent(request: str) -> str:
-        """Hand a task about devices to the device agent, in words with every value worked out, e.g. "set the TV by the plant to channel 3". It finds the device, reads its docs, runs the commands and says what it did.
+        """Hand a task about devices to the device agent, in words with every value worked out, e.g.
+        "set the TV by the plant to channel 3". It finds the device, reads its docs, runs the commands and says
+        what it did.
 
         Args:
             request: The device task, e.g. "dim the lights by the fireplace to a third of their current value".
@@ -154,7 +156,8 @@ def _tools(tree: SageTree) -> list[Callable[..., str]]:
         return tree.delegate("device", request)
 
     def preference_agent(question: str) -> str:
-        """Ask the preference agent about the person: favourite teams, sports, genres, shows, usual settings, past requests.
+        """Ask the preference agent about the person: favourite teams, sports, genres, shows, usual settings,
+        past requests.
 
         Args:
             question: What you need to know, e.g. "Which team does the person support?".
@@ -162,10 +165,12 @@ def _tools(tree: SageTree) -> list[Callable[..., str]]:
         return tree.delegate("preference", question)
 
     def condition_agent(request: str) -> str:
-        """Hand a persistent command to the condition agent: "when X happens, do Y". It writes and registers the condition; Y runs later, each time X becomes true. It also lists and cancels them.
+        """Hand a persistent command to the condition agent: "when X happens, do Y". It writes and registers the
+        condition; Y runs later, each time X becomes true. It also lists and cancels them.
 
         Args:
-            request: The whole persistent command, e.g. "turn on the light in the dining room when I open the fridge".
+            request: The whole persistent command, e.g. "turn on the light in the dining room when I open the
+                fridge".
         """
         return tree.delegate("condition", request)
 
@@ -182,6 +187,13 @@ def sage_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any,
     ``memory`` is the speaker's (run_agent always gives one): the residents'
     profiles are written into its store once, and with no speaker named it
     speaks for the home's (:func:`lares_kit.profiles.speaker`).
+
+    Args:
+        run: The run being set up: its home, and its episode's source.
+        tools: Must be None: sage's tools are its sub-agents (a LaresError otherwise).
+        user: Who answers the coordinator's ``ask_user`` (only the coordinator talks to the person).
+        memory: The speaker's :class:`~lares_kit.memory.Memory`; its ``user`` is set to the home's speaker if empty.
+        monitor: The poller the condition agent registers with; None leaves ``condition_agent`` out.
     """
     if tools is not None:
         raise LaresError("sage builds its own tools (its sub-agents are its tools): leave tools out, or use "
@@ -197,6 +209,10 @@ def sage_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any,
 
 def run_sage(run: AgentRun) -> None:
     """Run the coordinator (the function-calling loop) until ``halt``, a question with no answer, or ``run.max_steps``.
+
+    Args:
+        run: The run :func:`~lares_kit.agents.run_agent` set up with :func:`sage_setup`; the request joins the
+            speaker's past requests when it ends.
 
     Examples:
         >>> from lares_kit import load_world, run_agent

@@ -47,6 +47,9 @@ def _changed(ep: Episode) -> dict[str, dict[str, Any]]:
 def kitchen_light_only(ep: Episode) -> bool:
     """The kitchen light is on and no other device changed.
 
+    Args:
+        ep: A finished Episode of "turn on the light in the kitchen" in lares-home, with its true states.
+
     Examples:
         >>> ep = Episode("x", "lares-home", "a", "m", status="done",
         ...              initial_state={"devices": {"kitchen-light": {"on": False}}},
@@ -59,6 +62,10 @@ def kitchen_light_only(ep: Episode) -> bool:
 
 def light_where_dog_is(ep: Episode, dog: str = "bruno") -> bool:
     """A light is on in the room where the dog truly is, and the robot saw the dog there.
+
+    Args:
+        ep: A finished Episode with its true final state and its tool calls (what the robot saw).
+        dog: The dog's item id in the world file.
 
     Examples:
         >>> ep = Episode("x", "lares-home", "a", "m", status="done",
@@ -84,6 +91,9 @@ _NIGHT = re.compile(r"\b(no|nope|night|evening|dark)\b", re.I)
 def says_daytime(answer: str) -> bool | None:
     """Read a yes/no answer to "is it daytime?": True, False, or None if unclear.
 
+    Args:
+        answer: The user's reply, in their words ("No, it is night.").
+
     Examples:
         >>> says_daytime("Yes, it's a sunny day."), says_daytime("No, it is night."), says_daytime("hmm")
         (True, False, None)
@@ -95,7 +105,19 @@ def says_daytime(answer: str) -> bool | None:
 
 
 def office_light_by_answer(ep: Episode) -> bool:
-    """The agent asked; the office light is off if the answer says daytime, on if not; nothing else changed."""
+    """The agent asked; the office light is off if the answer says daytime, on if not; nothing else changed.
+
+    Args:
+        ep: A finished Episode of the daytime scenario: its question steps hold the user's answers.
+
+    Examples:
+        >>> from lares_kit import load_world, run_agent
+        >>> from lares_kit.users import ScriptedUser
+        >>> ep = run_agent("set the office light depending on whether it's daytime", load_world("lares-home"),
+        ...                user=ScriptedUser(answers=["Yes, it's sunny."]))
+        >>> office_light_by_answer(ep)
+        True
+    """
     answers = [s.answer for s in ep.steps if getattr(s, "kind", "") == "question" and s.answer]
     if ep.status != "done" or not answers:
         return False
