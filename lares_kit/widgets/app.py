@@ -98,10 +98,15 @@ class Runner(Protocol):
     agent=..., model=..., client=..., knowledge=..., user=..., max_steps=...)``
     and shows the Episode it returns. ``model`` is a resolved model name,
     ``client`` the app's client (it watches each request to show progress),
-    ``user`` the page's :class:`PageUser`.
+    ``knowledge`` a knowledge mode or None (the design's own), ``user`` the
+    page's :class:`PageUser`.
+
+    A runner may also say which mode a design takes when given None, as
+    ``runner.default_knowledge(agent) -> str``; the app then names it in its
+    text form (``knowledge latest``), else it says ``knowledge default``.
     """
 
-    def __call__(self, instruction: str, home: Home, *, agent: str, model: str, client: Any, knowledge: str,
+    def __call__(self, instruction: str, home: Home, *, agent: str, model: str, client: Any, knowledge: str | None,
                  user: PageUser, max_steps: int) -> Episode: ...
 
 
@@ -154,7 +159,7 @@ class AgentApp:
     """
 
     def __init__(self, home: Home | None = None, *, runner: Runner | None = None, agent: str = "intent-action",
-                 model: str | None = None, knowledge: str = "latest", max_steps: int = 20,
+                 model: str | None = None, knowledge: str | None = None, max_steps: int = 20,
                  examples: list[str] | None = None, client: Any = None) -> None:
         import ipywidgets as w
 
@@ -313,5 +318,17 @@ class AgentApp:
         buffer = io.BytesIO()
         self.picture().savefig(buffer, format="png")
         bundle["image/png"] = base64.b64encode(buffer.getvalue()).decode("ascii")
-        bundle["text/plain"] = f"<AgentApp on {self.home.id!r}: agent {self.agent}, knowledge {self.knowledge}>"
+        bundle["text/plain"] = f"<AgentApp on {self.home.id!r}: agent {self.agent}, knowledge {self._knowledge_name()}>"
         return bundle
+
+    def _knowledge_name(self) -> str:
+        # The mode the runner is given; for None (the design's own), the one the runner says the design takes.
+        if self.knowledge is not None:
+            return self.knowledge
+        own = getattr(self.runner, "default_knowledge", None)
+        if not callable(own):
+            return "default"
+        try:
+            return str(own(self.agent))
+        except LaresError:  # an unknown agent: the run says so in the page
+            return "default"
