@@ -31,6 +31,11 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, encoding: str 
 
     The parent folder is created if needed. Returns the path.
 
+    Args:
+        path: The file to write; a string or a ``Path``.
+        data: The whole new content: text (encoded with ``encoding``) or bytes (written as they are).
+        encoding: The text encoding used when ``data`` is a string; ignored for bytes.
+
     Examples:
         >>> import tempfile, pathlib
         >>> target = pathlib.Path(tempfile.mkdtemp()) / "runs" / "result.txt"
@@ -65,6 +70,11 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, encoding: str 
 
 def write_json_atomic(path: str | os.PathLike[str], value: Any, indent: int | None = 1) -> Path:
     """Write ``value`` as JSON (plus a final newline) with :func:`write_atomic`.
+
+    Args:
+        path: The ``.json`` file to write; a string or a ``Path``.
+        value: Anything ``json.dumps`` accepts: dicts, lists, strings, numbers, booleans, None.
+        indent: Spaces per nesting level; 1 keeps records short but diff-friendly, None writes one line.
 
     Examples:
         >>> import json, tempfile, pathlib

@@ -58,8 +58,8 @@ def device_extras(home: Home, device_id: str) -> dict[str, Any]:
     """The world file's extra keys of one device (``docs``, ``near``), or ``{}``.
 
     Args:
-        home: The home.
-        device_id: The device's id.
+        home: The home whose world file listed the device.
+        device_id: The device's id, e.g. ``"tv-plant"``; an unknown id gives ``{}``.
     """
     return home.extra.get("device_extras", {}).get(device_id, {})
 
@@ -68,8 +68,8 @@ def device_capabilities(home: Home, device_id: str) -> list[str]:
     """The capabilities a device documents, in file order.
 
     Args:
-        home: The home.
-        device_id: The device's id.
+        home: The home whose world file listed the device.
+        device_id: The device's id, e.g. ``"fireplace-strip"``; an unknown id has none.
 
     Examples:
         >>> from lares_kit import load_world
@@ -105,8 +105,8 @@ def capability_doc(home: Home, device_id: str, capability: str) -> str:
     """The full document of one capability of one device, with ranges and current values.
 
     Args:
-        home: The home.
-        device_id: The device's id.
+        home: The home the device is in; its current values are shown.
+        device_id: The device's id, e.g. ``"fireplace-strip"``; an unknown id raises ToolError.
         capability: The capability's name, e.g. "switchLevel".
 
     Examples:
@@ -142,12 +142,16 @@ def _value_words(value: Any) -> str:
 def _summary(home: Home, dev: Device) -> str:
     caps = device_capabilities(home, dev.id)
     what = "; ".join(f"{c} ({_library()[c]['summary']})" for c in caps) or "none documented"
-    return f"- {dev.id}: {dev.name} in the {home.room_name(dev.room)} -- {dev.description.rstrip('.')}; capabilities: {what}"
+    return (f"- {dev.id}: {dev.name} in the {home.room_name(dev.room)} -- {dev.description.rstrip('.')}; "
+            f"capabilities: {what}")
 
 
 # --------------------------------------------------------------------- tools
 def list_devices(home: Home) -> str:
     """List every device with where it is and a one-line summary of each capability it has.
+
+    Args:
+        home: The home whose devices are listed; supplied by the toolkit, never shown to the model.
 
     Examples:
         >>> from lares_kit import load_world
@@ -159,9 +163,11 @@ def list_devices(home: Home) -> str:
 
 
 def get_capability_docs(home: Home, device_id: DeviceId, capability: str) -> str:
-    """Read the documentation of one capability of a device: its attributes with ranges and current values, and its commands with their arguments.
+    """Read the documentation of one capability of a device: its attributes with ranges and current values,
+    and its commands with their arguments.
 
     Args:
+        home: The home the device is in; supplied by the toolkit, never shown to the model.
         device_id: The device's id, as list_devices shows it, e.g. "tv-credenza".
         capability: The capability's name, e.g. "tvChannel", "switchLevel".
     """
@@ -172,6 +178,7 @@ def get_attribute(home: Home, device_id: DeviceId, attribute: str) -> str:
     """Read the current value of one attribute of a device, e.g. a light's level or the fridge's door.
 
     Args:
+        home: The home the device is in; supplied by the toolkit, never shown to the model.
         device_id: The device's id, e.g. "fireplace-strip".
         attribute: The attribute's name, as the capability docs show it, e.g. "level".
 
@@ -179,10 +186,11 @@ def get_attribute(home: Home, device_id: DeviceId, attribute: str) -> str:
         >>> from lares_kit import load_world
         >>> get_attribute(load_world("sage-home"), "fireplace-strip", "level")
         'The level of fireplace-strip is 90 (a number from 0 to 100 %).'
-        >>> get_attribute(load_world("sage-home"), "fireplace-strip", "brightnes")
+        >>> get_attribute(load_world("sage-home"), "fireplace-strip", "brightnes")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.errors.ToolError: fireplace-strip has no attribute 'brightnes'. Its attributes: on, level, hue, saturation, color_temperature.
+        lares_kit.errors.ToolError: fireplace-strip has no attribute 'brightnes'.
+        Its attributes: on, level, hue, saturation, color_temperature.
     """
     dev = _device(home, device_id)
     if attribute not in dev.state:
@@ -197,6 +205,7 @@ def execute_command(home: Home, device_id: DeviceId, capability: str, command: s
     """Run a command of a device's capability, with its arguments; read the capability docs first to know them.
 
     Args:
+        home: The home the device is in; supplied by the toolkit, never shown to the model.
         device_id: The device's id, e.g. "tv-plant".
         capability: The capability the command belongs to, e.g. "tvChannel".
         command: The command's name, e.g. "setTvChannel", "on", "off".
@@ -212,9 +221,11 @@ def execute_command(home: Home, device_id: DeviceId, capability: str, command: s
         ...
         lares_kit.errors.ToolError: 130 is not a valid level for fireplace-strip: use a number from 0 to 100 %.
         >>> execute_command(home, "tv-plant", "tvChannel", "setChannel", {"channel": 3})
+        ... # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.errors.ToolError: tvChannel has no command 'setChannel'. Did you mean 'setTvChannel'? Its commands: setTvChannel(channel).
+        lares_kit.errors.ToolError: tvChannel has no command 'setChannel'. Did you mean 'setTvChannel'?
+        Its commands: setTvChannel(channel).
     """
     dev, update = command_update(home, device_id, capability, command, arguments)
     if capability in ("tvChannel", "mediaInputSource") and dev.state.get("on") is False:
@@ -239,11 +250,11 @@ def command_update(home: Home, device_id: str, capability: str, command: str,
     command by what it would change before it runs.
 
     Args:
-        home: The home (not changed).
-        device_id: The device's id.
-        capability: The capability the command belongs to.
-        command: The command's name.
-        arguments: The command's arguments by name; None for none.
+        home: The home the device is in; it is only read, never changed.
+        device_id: The device's id, e.g. ``"fireplace-strip"``.
+        capability: The capability the command belongs to, e.g. ``"switchLevel"``.
+        command: The command's name in that capability's document, e.g. ``"setLevel"``.
+        arguments: The command's arguments by name, e.g. ``{"level": 30}``; None for a command without any.
 
     Examples:
         >>> from lares_kit import load_world

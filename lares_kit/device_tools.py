@@ -36,6 +36,7 @@ def set_device(home: Home, device_id: DeviceId, attribute: str, value: bool | fl
     """Change one setting of a device: a thermostat's target, a lock's locked, blinds' position, a TV's channel.
 
     Args:
+        home: The home the device is in; supplied by the toolkit, never shown to the model.
         device_id: ID of the device, e.g. "hall-thermostat".
         attribute: The setting to change, e.g. "target", "on", "locked", "position".
         value: The new value: true/false, a number, or one of the named choices.
@@ -47,10 +48,11 @@ def set_device(home: Home, device_id: DeviceId, attribute: str, value: bool | fl
         'The target of the thermostat in the Hall (hall-thermostat) is now 21 (was 19).'
         >>> set_device(home, "front-door-lock", "locked", False)
         'The front door lock in the Hall (front-door-lock) is now unlocked (was locked).'
-        >>> set_device(home, "hall-thermostat", "target", "warm")
+        >>> set_device(home, "hall-thermostat", "target", "warm")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.errors.ToolError: 'warm' is not a valid target for the thermostat in the Hall (hall-thermostat); use a number from 5 to 30 °C.
+        lares_kit.errors.ToolError: 'warm' is not a valid target for the thermostat in the Hall (hall-thermostat);
+        use a number from 5 to 30 °C.
     """
     dev = _device(home, device_id)
     attrs = attributes_of(dev.type, dev.capabilities)
@@ -82,12 +84,14 @@ def read_device(home: Home, device_id: DeviceId) -> str:
     """Read the current state of a device, including sensor readings, and what can be set on it.
 
     Args:
+        home: The home the device is in; supplied by the toolkit, never shown to the model.
         device_id: ID of the device, e.g. "hall-thermostat".
 
     Examples:
         >>> from lares_kit import load_world
-        >>> read_device(load_world("townhouse"), "living-room-blinds")
-        'The blinds in the Living room (living-room-blinds) are blinds: position 0% open. Settings: position (a number from 0 to 100 % open).'
+        >>> print(read_device(load_world("townhouse"), "living-room-blinds"))  # doctest: +NORMALIZE_WHITESPACE
+        The blinds in the Living room (living-room-blinds) are blinds: position 0% open.
+        Settings: position (a number from 0 to 100 % open).
     """
     dev = _device(home, device_id)
     attrs = attributes_of(dev.type, dev.capabilities)

@@ -80,6 +80,12 @@ DEVICE_TYPES: dict[str, dict[str, Attribute]] = {
 def attributes_of(device_type: str, overrides: dict[str, Any] | None = None) -> dict[str, Attribute]:
     """The settable attributes of a device type, with a world file's overrides.
 
+    Args:
+        device_type: A key of ``DEVICE_TYPES`` such as ``"thermostat"``; an unknown type has no attributes
+            of its own, only its overrides.
+        overrides: A device's ``attributes:`` from the world file, by attribute name: an ``Attribute`` or a
+            dict with ``kind``, ``low``, ``high``, ``unit``, ``choices``, ``read_only``; None for none.
+
     Examples:
         >>> attributes_of("thermostat")["target"].describe()
         'a number from 5 to 30 °C'
@@ -98,6 +104,11 @@ def attributes_of(device_type: str, overrides: dict[str, Any] | None = None) -> 
 
 def check_value(attr: Attribute, value: Any) -> tuple[Any, str | None]:
     """Coerce a value for an attribute; returns (value, None) or (None, what is allowed).
+
+    Args:
+        attr: The attribute being set, e.g. ``attributes_of("thermostat")["target"]``.
+        value: What the caller asked for, as a model sends it: a bool, a number, or a string such as
+            ``"on"``, ``"21"`` or ``"cool"``.
 
     Examples:
         >>> check_value(attributes_of("thermostat")["target"], 21)

@@ -76,6 +76,11 @@ def _fields(home: Home, dev: Device) -> dict[str, set[str]]:
 def rank_devices(home: Home, description: str) -> list[Match]:
     """Devices that fit a description, best first (ties in file order); devices of another kind are left out.
 
+    Args:
+        home: The home whose devices are scored.
+        description: A person's words for a device, e.g. ``"the TV by the plant"``; a kind word in it
+            (light, TV, fridge, ...) rules out devices of other kinds.
+
     Examples:
         >>> from lares_kit import load_world
         >>> home = load_world("sage-home")
@@ -111,9 +116,11 @@ def _label(home: Home, device_id: str) -> str:
 
 
 def find_device(home: Home, description: str) -> str:
-    """Find the device a person means from how they describe it, e.g. "the TV by the plant" or "all the lights in the living room". Says so when several fit equally well: then ask the user which one.
+    """Find the device a person means from how they describe it, e.g. "the TV by the plant" or
+    "all the lights in the living room". Says so when several fit equally well: then ask the user which one.
 
     Args:
+        home: The home whose devices are searched; supplied by the toolkit, never shown to the model.
         description: The person's words for the device, e.g. "the light over the dining table".
 
     Examples:

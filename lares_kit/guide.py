@@ -19,7 +19,11 @@ __all__ = ["channels", "search_guide", "tv_guide", "weather", "GUIDE_TOOLS"]
 
 
 def channels(home: Home) -> list[dict[str, Any]]:
-    """The home's TV guide: one mapping per channel (channel, name, now, genre, teams)."""
+    """The home's TV guide: one mapping per channel (channel, name, now, genre, teams).
+
+    Args:
+        home: The home whose world file has a ``tv_guide:`` list; a home without one has no channels.
+    """
     return [c for c in home.extra.get("tv_guide", []) if isinstance(c, dict)]
 
 
@@ -30,6 +34,11 @@ def _stem(word: str) -> str:
 def search_guide(home: Home, query: str) -> list[dict[str, Any]]:
     """Channels whose name, programme, genre or teams share a word with the query, best first.
 
+    Args:
+        home: The home whose TV guide is searched.
+        query: Free words such as ``"Canadiens hockey"``; a plural matches its singular, and short or
+            filler words ("the", "show", "tonight", ...) are ignored.
+
     Examples:
         >>> from lares_kit import load_world
         >>> [c["channel"] for c in search_guide(load_world("sage-home"), "Canadiens hockey")]
@@ -37,7 +46,8 @@ def search_guide(home: Home, query: str) -> list[dict[str, Any]]:
         >>> [c["channel"] for c in search_guide(load_world("sage-home"), "something for the kids")]
         [2, 9]
     """
-    words = {_stem(w) for w in re.findall(r"[a-z0-9]+", query.lower()) if len(w) > 2} - {"the", "for", "on", "something", "show", "channel", "tonight", "watch"}
+    words = ({_stem(w) for w in re.findall(r"[a-z0-9]+", query.lower()) if len(w) > 2}
+             - {"the", "for", "on", "something", "show", "channel", "tonight", "watch"})
     scored = []
     for c in channels(home):
         text = " ".join([str(c.get("name", "")), str(c.get("now", "")), str(c.get("genre", "")),
@@ -59,12 +69,14 @@ def tv_guide(home: Home, query: str = "") -> str:
     """Search what is on TV now, by words such as a team, a sport, a genre or "kids"; empty lists every channel.
 
     Args:
+        home: The home whose TV guide is read; supplied by the toolkit, never shown to the model.
         query: Words to look for, e.g. "Canadiens", "hockey", "kids", "documentaries"; "" for all channels.
 
     Examples:
         >>> from lares_kit import load_world
-        >>> tv_guide(load_world("sage-home"), "Raptors")
-        "On now matching 'Raptors': channel 4 (Hoops TV): Basketball: Toronto Raptors vs Boston Celtics [sports; teams: Toronto Raptors, Boston Celtics]."
+        >>> print(tv_guide(load_world("sage-home"), "Raptors"))  # doctest: +NORMALIZE_WHITESPACE
+        On now matching 'Raptors': channel 4 (Hoops TV): Basketball: Toronto Raptors vs Boston Celtics
+        [sports; teams: Toronto Raptors, Boston Celtics].
     """
     if not channels(home):
         raise ToolError("This home has no TV guide.")
@@ -79,6 +91,7 @@ def weather(home: Home, day: str = "today") -> str:
     """The weather forecast for today or tomorrow.
 
     Args:
+        home: The home whose forecast is read; supplied by the toolkit, never shown to the model.
         day: "today" or "tomorrow".
 
     Examples:
