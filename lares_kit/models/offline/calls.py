@@ -17,8 +17,8 @@ from .reading import norm
 
 __all__ = ["CARRIERS", "CONTRACT_TOOLS", "default", "fake_tools", "fit", "props", "render"]
 
-CONTRACT_TOOLS = {"togglelight", "setlight", "moverobot", "lookwithrobot", "setdevice", "readdevice", "askuser", "halt",
-                  "recall", "rememberpreference"}
+CONTRACT_TOOLS = {"togglelight", "setlight", "moverobot", "lookwithrobot", "setdevice", "readdevice", "askuser",
+                  "halt", "recall", "rememberpreference"}
 # intention action -> the tools that can carry it, best first
 CARRIERS = {"light": ("setlight", "togglelight", "setdevice"), "device": ("setdevice",), "move": ("moverobot",),
             "look": ("lookwithrobot",), "ask": ("askuser",), "halt": ("halt",), "read": ("readdevice",),
@@ -26,11 +26,32 @@ CARRIERS = {"light": ("setlight", "togglelight", "setdevice"), "device": ("setde
 
 
 def props(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool's parameters, ``{name: JSON schema}``; {} for a tool without any.
+
+    Args:
+        tool: one offered tool in Chat Completions shape, ``{"type": "function", "function": {...}}``.
+
+    Examples:
+        >>> props({"function": {"name": "halt", "parameters": {"properties": {"message_to_user": {"type": "string"}}}}})
+        {'message_to_user': {'type': 'string'}}
+        >>> props({"function": {"name": "look_with_robot"}})
+        {}
+    """
     return ((tool.get("function") or {}).get("parameters") or {}).get("properties") or {}
 
 
 def default(spec: dict[str, Any]) -> Any:
-    # A schema-valid placeholder, for required arguments the plan has no value for.
+    """A schema-valid placeholder: the first allowed value, else an empty value of the parameter's type.
+
+    Used for required arguments the plan has no value for.
+
+    Args:
+        spec: one parameter's JSON schema (its ``enum`` and ``type`` are read).
+
+    Examples:
+        >>> default({"type": "string", "enum": ["kitchen", "office"]}), default({"type": ["boolean", "null"]})
+        ('kitchen', False)
+    """
     if spec.get("enum"):
         return spec["enum"][0]
     kind = spec.get("type")
@@ -49,7 +70,20 @@ def _allowed(value: Any, spec: dict[str, Any]) -> bool:
 
 
 def fit(args: dict[str, Any], tool: dict[str, Any]) -> dict[str, Any]:
-    """Contract arguments renamed to the tool's own parameter names; missing required ones defaulted."""
+    """Contract arguments renamed to the tool's own parameter names; missing required ones defaulted.
+
+    A value the parameter's enum or type does not allow is dropped (a sentence is no room id).
+
+    Args:
+        args: the arguments in the toolkit's own names, e.g. ``{"light_id": "kitchen-light", "on": True}``.
+        tool: the offered tool to call, whose parameter names may be spelled differently (``lightId``).
+
+    Examples:
+        >>> tool = {"function": {"name": "setLight", "parameters": {"properties": {
+        ...     "lightId": {"type": "string"}, "on": {"type": "boolean"}}, "required": ["lightId", "on"]}}}
+        >>> fit({"light_id": "kitchen-light"}, tool)
+        {'lightId': 'kitchen-light', 'on': False}
+    """
     params = props(tool)
     if "properties" not in ((tool.get("function") or {}).get("parameters") or {}):
         return dict(args)  # a stub with no schema (intent enum, ReAct prompt): keep the contract names
@@ -71,6 +105,10 @@ def fit(args: dict[str, Any], tool: dict[str, Any]) -> dict[str, Any]:
 def render(intention: Intention, tools: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
     """The intention as a call of one of ``tools`` ({normalised name: tool}), or None.
 
+    Args:
+        intention: what the planner wants done: an action (``light``, ``move``, ``halt``, ...) and its arguments.
+        tools: the offered tools, keyed by normalised name (see :func:`.reading.norm`).
+
     Examples:
         >>> t = {"togglelight": {"function": {"name": "toggleLight", "parameters": {"properties": {"lightId": {}}}}}}
         >>> render(Intention("light", {"light_id": "kitchen-light", "on": True}), t)
@@ -91,6 +129,9 @@ def render(intention: Intention, tools: dict[str, dict[str, Any]]) -> tuple[str,
 
 def fake_tools(names: list[str]) -> dict[str, dict[str, Any]]:
     """Tool stubs for names only (an intent enum, a ReAct prompt): {normalised name: tool}.
+
+    Args:
+        names: tool names as offered, in any spelling (``set_light``, ``toggleLight``).
 
     Examples:
         >>> list(fake_tools(["set_light", "halt"]))

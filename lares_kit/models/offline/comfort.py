@@ -35,8 +35,10 @@ __all__ = ["FEELINGS", "Readings", "recognise_comfort", "comfort_step", "parse_r
 FEELINGS = [
     (r"\b(stuffy|stale|airless|no air|close in here)\b", "stuffy"),
     (r"\b(muggy|humid|damp|sticky|musty)\b", "humid"),
-    (r"\b(too (?:hot|warm)|boiling|sweltering|roasting|baking|(?:hot|warm) in)\b|\bi'?m (?:hot|warm)\b|\b(?:seems?|feels?|getting) (?:too )?(?:hot|warm)\b", "hot"),
-    (r"\b(too (?:cold|cool|chilly)|freezing|chilly|(?:cold|chilly) in)\b|\bi'?m (?:cold|freezing)\b|\b(?:seems?|feels?|getting) (?:too )?cold\b", "cold"),
+    (r"\b(too (?:hot|warm)|boiling|sweltering|roasting|baking|(?:hot|warm) in)\b|\bi'?m (?:hot|warm)\b"
+     r"|\b(?:seems?|feels?|getting) (?:too )?(?:hot|warm)\b", "hot"),
+    (r"\b(too (?:cold|cool|chilly)|freezing|chilly|(?:cold|chilly) in)\b|\bi'?m (?:cold|freezing)\b"
+     r"|\b(?:seems?|feels?|getting) (?:too )?cold\b", "cold"),
     (r"\b(?:is|how is|how's) the air\b|\bair quality\b|\b(?:is|are) .* comfortable\b", "check"),
 ]
 
@@ -55,6 +57,9 @@ class Readings:
 
 def parse_readings(text: str) -> Readings:
     """A ``read_device`` result for a sensor, read back into numbers.
+
+    Args:
+        text: what ``read_device`` said about a sensor: its readings, then its comfortable ranges.
 
     Examples:
         >>> r = parse_readings("The air sensor ... is a sensor: temperature 28.5 °C, humidity 71%, co2 1650 ppm. "
@@ -80,6 +85,9 @@ def parse_readings(text: str) -> Readings:
 
 def recognise_comfort(b: Beliefs) -> Goal | None:
     """A comfort goal (``kind="comfort"``, the room in ``target``, the feeling in ``condition``), or None.
+
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
 
     Examples:
         >>> from lares_kit.models.offline.reading import Room
@@ -170,7 +178,12 @@ def _changes(b: Beliefs, room: str, problems: dict[str, bool], r: Readings) -> l
 
 def comfort_step(b: Beliefs, goal: Goal) -> tuple[str, object, str]:
     """The next step of a comfort goal: ``("read", sensor id, why)``, ``("changes", [Change], reason)``
-    or ``("say", message, why)``."""
+    or ``("say", message, why)``.
+
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
+        goal: the comfort goal from :func:`recognise_comfort` (room in ``target``, feeling in ``condition``).
+    """
     room = goal.target[0]
     name = b.rooms[room].name if room in b.rooms else room
     sensors = _sensors(b, room)

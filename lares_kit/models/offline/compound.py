@@ -36,8 +36,8 @@ _VERBS = (r"turn|switch|set|open|close|shut|lock|unlock|dim|raise|lower|put|star
 _SPLIT = re.compile(rf"\s*(?:,\s*(?:and\s+|then\s+)?|;\s*|\s+and\s+then\s+|\s+then\s+|\s+and\s+(?:also\s+)?|"
                     rf"\s+also\s+)(?=(?:please\s+)?(?:{_VERBS})\b)")
 _SMALL_TALK = [
-    (r"^(hi|hello|hey|good (morning|afternoon|evening)|greetings)\b", "Hello! I am the assistant here (lares_kit's offline model, a rule-based teaching stand-in). "
-     + CAPABILITIES),
+    (r"^(hi|hello|hey|good (morning|afternoon|evening)|greetings)\b",
+     "Hello! I am the assistant here (lares_kit's offline model, a rule-based teaching stand-in). " + CAPABILITIES),
     (r"^(thanks|thank you|cheers|great job|well done)\b", "You're welcome. Tell me if there is anything else."),
     (r"^how are you\b", "I am fine, thank you: the building is running. What can I do for you?"),
     (r"^(who are you|what are you|what can you do|what do you do|help)\b",
@@ -91,6 +91,9 @@ def _intent(b: Beliefs, text: str) -> Goal | None:
 def split_tasks(instruction: str) -> list[str]:
     """The clauses of a multi-task instruction, each starting with its verb.
 
+    Args:
+        instruction: the user's instruction, as typed.
+
     Examples:
         >>> split_tasks("Turn on the light in office 1, open the window in meeting room 3 and switch the fan on")
         ['Turn on the light in office 1', 'open the window in meeting room 3', 'switch the fan on']
@@ -136,7 +139,11 @@ def _shared_verb(clause: str) -> list[str]:
 
 
 def recognise_compound(b: Beliefs) -> Goal | None:
-    """Small talk, a contradiction, or several tasks in one instruction; None for anything else."""
+    """Small talk, a contradiction, or several tasks in one instruction; None for anything else.
+
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
+    """
     text = words_of(b.instruction)
     for pattern, reply in _SMALL_TALK:
         if re.search(pattern, text) and len(text.split()) <= 8:
@@ -172,8 +179,12 @@ def _carry_room(b: Beliefs, clauses: list[str]) -> list[str]:
     Examples:
         >>> from lares_kit.models.offline.reading import Beliefs, Room
         >>> b = Beliefs("", "latest", {"mr1": Room("mr1", "Meeting room 1")}, {}, None, {}, [])
-        >>> _carry_room(b, ["turn on the light in meeting room 1", "open its window", "put the fan on there"])
-        ['turn on the light in meeting room 1', 'open the window in the Meeting room 1', 'put the fan on in the Meeting room 1']
+        >>> clauses = ["turn on the light in meeting room 1", "open its window", "put the fan on there"]
+        >>> for clause in _carry_room(b, clauses):
+        ...     print(clause)
+        turn on the light in meeting room 1
+        open the window in the Meeting room 1
+        put the fan on in the Meeting room 1
     """
     out, last = [], None
     for clause in clauses:

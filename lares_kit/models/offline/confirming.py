@@ -35,11 +35,16 @@ def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
     Actions: ``"ask"`` (the suggested question), ``"device"`` / ``"light"``
     (the blocked call again, after a yes) or ``"halt"`` (no yes).
 
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
+        can: the offered tools' names, normalised (``setdevice``, ``askuser``): a step uses only these.
+
     Examples:
         >>> from lares_kit.models.offline.reading import Beliefs, Call
         >>> blocked = Call("set_device", {"device_id": "front-door-lock", "attribute": "locked", "value": False},
-        ...     'Error: Confirmation needed: unlocking a door is sensitive. First ask the user with ask_user, in exactly '
-        ...     'these words: "Shall I unlock the front door lock (front-door-lock)? Please answer yes or no." -- only...')
+        ...     'Error: Confirmation needed: unlocking a door is sensitive. First ask the user with ask_user, '
+        ...     'in exactly these words: "Shall I unlock the front door lock (front-door-lock)? '
+        ...     'Please answer yes or no." -- only...')
         >>> b = Beliefs("unlock the front door", "latest", {}, {}, None, {}, [blocked])
         >>> confirmation_step(b, {"askuser", "setdevice", "halt"})[:2]
         ('ask', {'question': 'Shall I unlock the front door lock (front-door-lock)? Please answer yes or no.'})

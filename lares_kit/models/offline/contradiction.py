@@ -60,6 +60,9 @@ def recognise_contradiction(b: Beliefs) -> Goal | None:
     "brighter"), or ``"opposite"`` for a "<means> so <purpose>" request,
     whose ``changes`` are the means as asked; ``question`` is what to ask.
 
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
+
     Examples:
         >>> from lares_kit.models.offline.reading import Room
         >>> b = Beliefs("Lower the heating to warm the room up", "latest", {"hall": Room("hall", "Hall")}, {},
@@ -79,6 +82,9 @@ def recognise_contradiction(b: Beliefs) -> Goal | None:
 
 def clash_in(instruction: str) -> tuple[str, str, str] | None:
     """(why, what the purpose wants, the question to ask) for a means against its purpose, from words alone.
+
+    Args:
+        instruction: the user's instruction, as typed.
 
     Examples:
         >>> clash_in("Put the heating up so the office cools down")[:2]
@@ -208,6 +214,10 @@ def read_answer(answer: str, wanted: str) -> tuple[str, float | None]:
     Returns ``("number", value)``, ``(direction, None)`` with direction one of
     warmer/cooler/brighter/darker, ``("leave", None)``, or ``("unclear", None)``.
 
+    Args:
+        answer: the user's answer to the question, as typed.
+        wanted: what the request's purpose wanted (the goal's ``condition``), e.g. ``"warmer"``; a yes asks for it.
+
     Examples:
         >>> read_answer("oh, I meant warmer", "warmer"), read_answer("no, I really want it cooler", "warmer")
         (('warmer', None), ('cooler', None))
@@ -244,7 +254,13 @@ def _lights_of(b: Beliefs, goal: Goal) -> list[str]:
 
 
 def contradiction_step(b: Beliefs, goal: Goal, can: set[str]) -> tuple[str, object, str]:
-    """``("ask", question, why)``, ``("changes", [Change], reason)`` or ``("say", message, why)``."""
+    """``("ask", question, why)``, ``("changes", [Change], reason)`` or ``("say", message, why)``.
+
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
+        goal: the contradiction goal from :func:`recognise_contradiction`.
+        can: the offered tools' names, normalised (``setdevice``, ``askuser``): a step uses only these.
+    """
     answers = [a for q, a in b.answers if q == goal.question]
     if not answers:
         if "askuser" in can:
