@@ -20,7 +20,15 @@ GENERATE_AT_MOST = 25_000  # rooms or devices for `lares worlds generate`: about
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lares", description="Build, run and measure LLM agents in a simulated home.")
+    """The ``lares`` argument parser, with one subparser per command.
+
+    Examples:
+        >>> args = build_parser().parse_args(["run", "turn on the light in the kitchen", "--answer", "yes"])
+        >>> args.command, args.agent, args.answer
+        ('run', 'intent-action', ['yes'])
+    """
+    parser = argparse.ArgumentParser(prog="lares",
+                                     description="Build, run and measure LLM agents in a simulated home.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     worlds = sub.add_parser("worlds", help="list the worlds (or check a world file, or generate one)")
@@ -48,14 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="who gives the instruction: owner (default), guest, letterbox... -- the world's safety "
                           "policy trusts only the sources it lists as trusted (shared-house, townhouse)")
     run.add_argument("--time-of-day", default=None, metavar="TIME",
-                     help="when it is said, for the safety policy and the poller's clock: 04:00, 4am, 23:30:00, night...")
+                     help="when it is said, for the safety policy and the poller's clock: "
+                          "04:00, 4am, 23:30:00, night...")
     run.add_argument("--knowledge", choices=["latest", "initial", "none"], default=None,
                      help="what the agent knows of the home's state (default: the agent's own: latest; sage: none)")
     run.add_argument("--knowledge-format", choices=["full", "compact", "overview", "retrieval"], default=None,
                      help="how the home is written into the prompt (default: the agent's own; notebook 16)")
     run.add_argument("--answer", action="append", default=None, help="a reply for the simulated user (repeatable)")
     run.add_argument("--max-steps", type=int, default=None)
-    run.add_argument("--seed", type=int, default=None, help="hide the movable things at random (same seed, same places)")
+    run.add_argument("--seed", type=int, default=None,
+                     help="hide the movable things at random (same seed, same places)")
     run.add_argument("--event", action="append", default=None, metavar="EVENT",
                      help="what happens after the episode, on the poller's simulated clock: 'TIME DEVICE "
                           "ATTRIBUTE=VALUE ...', e.g. '30s fridge door=open' (TIME: 30, 30s or 2m; repeatable); "
@@ -166,7 +176,8 @@ def _worlds(args: argparse.Namespace) -> int:
         except LaresError as exc:
             print(f"{world_id:<20} invalid: {exc}")
             continue
-        print(f"{world_id:<20} {home.graph.number_of_nodes():>5} {len(home.devices):>7} {len(home.items):>5}  {home.name}")
+        print(f"{world_id:<20} {home.graph.number_of_nodes():>5} {len(home.devices):>7} "
+              f"{len(home.items):>5}  {home.name}")
     return 0
 
 
@@ -208,6 +219,18 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``lares`` command; return its exit status (a mistake is one sentence on stderr and status 2).
+
+    Args:
+        argv: The command line after ``lares``, e.g. ``["worlds", "check", "lares-home"]``; None reads ``sys.argv``.
+
+    Examples:
+        >>> main(["worlds", "check", "lares-home"])
+        lares-home: ok
+        0
+        >>> main(["run", "hello", "--agent", "telepathy"])  # "lares: unknown agent 'telepathy'; ..." on stderr
+        2
+    """
     args = build_parser().parse_args(argv)
     with plain_warnings():  # "lares: warning: home.yaml: rooms: the key 'id' is written twice", not Python's format
         return _main(args)
