@@ -43,41 +43,41 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
               executor: str | tuple[str, Any] | None = None, options: dict[str, Any] | None = None) -> Episode:
     """Run one instruction with one agent in one home; return the Episode.
 
-    ``home`` is a Home (used as it is: reset it first if you need to) or a
-    world id. ``model`` goes through :func:`lares_kit.models.resolve_model`
-    (None -> ``$LARES_MODEL`` -> ``"offline"``); ``client`` defaults to
-    ``make_client(model)``. ``user`` answers ``ask_user`` (default: nobody,
-    so a question ends the episode with ``no_answer``).
-
-    What the agent knows and can do: ``knowledge`` is ``latest``,
-    ``initial`` or ``none``; ``knowledge_format`` how it is put in the
-    prompt -- ``full`` (Lares's pretty JSON), ``compact``, ``overview`` (no
-    states, plus the ``get_live_context`` tool) or ``retrieval`` (only the
-    relevant rooms), see :mod:`lares_kit.knowledge`; None means the design's
-    own (sage takes only ``none``: it reads the home through its tools).
-    ``tools`` default to the home's own; ``max_steps`` to the design's limit
-    (react: 10 rounds, as in its paper; others 20).
-
-    Who is speaking and what is kept: ``memory`` is a
-    :class:`~lares_kit.memory.Memory` (its ``user`` is who is talking), a
-    :class:`~lares_kit.memory_store.MemoryStore` or a store file path (then
-    the speaker is the home's ``extra["user"]``, as a benchmark task's
-    ``setup.user`` or ``lares run --person`` sets it); the ``recall`` and
-    ``remember_preference`` tools are then offered. React and sage always
-    have one (a throwaway one when none is given). ``monitor``: a
-    :class:`~lares_kit.monitor.Monitor` for persistent commands (sage's
-    condition agent registers conditions with it; a fired one runs through
-    sage again). ``source``: who gave the instruction (``"owner"`` by
-    default, ``"guest"``, ``"letterbox"``...): the home's safety policy
-    (:mod:`lares_kit.safety`) decides from it what needs confirming or is
-    refused, and the goal tells the model who is speaking.
-
-    The design's own settings: ``executor`` is react's light model that
-    writes Actions, a model name or a ``(name, client)`` pair (default:
-    ``$LARES_EXECUTOR_MODEL``, else ``model``); ``options`` fill the design's
-    options (function-calling: ``parallel_tool_calls``; react:
-    ``action_format``, ``parser``). A setting the design does not take is a
+    What the agent knows and can do comes from ``knowledge``,
+    ``knowledge_format`` and ``tools``; who is speaking and what is kept from
+    ``memory``, ``monitor`` and ``source``; the design's own settings from
+    ``executor`` and ``options``. A setting the design does not take is a
     LaresError that says so.
+
+    Args:
+        instruction: What the user asks, in their words ("turn on the light in the kitchen").
+        home: A Home (used as it is: reset it first if you need to) or a world id such as ``"lares-home"``.
+        agent: The design, a name in :data:`AGENTS`: ``function-calling``, ``intent-action``, ``react``,
+            ``react-parallel`` or ``sage``.
+        model: A model name for :func:`lares_kit.models.resolve_model`; None -> ``$LARES_MODEL`` -> ``"offline"``.
+        client: An ``openai.OpenAI``-like client; None -> ``make_client(model)``.
+        user: Who answers ``ask_user``; None is nobody, so a question ends the episode with ``no_answer``.
+        knowledge: What the prompt says of the home: ``latest``, ``initial`` or ``none``; None -> the design's own.
+        knowledge_format: How it is put in the prompt: ``full`` (Lares's pretty JSON), ``compact``, ``overview``
+            (no states, plus the ``get_live_context`` tool) or ``retrieval`` (only the relevant rooms), see
+            :mod:`lares_kit.knowledge`; None -> the design's own (sage takes only ``none``: it reads the home
+            through its tools).
+        tools: The agent-facing tool functions to offer; None -> the home's own.
+        max_steps: The step limit; None -> the design's (react: 10 rounds, as in its paper; others 20).
+        memory: A :class:`~lares_kit.memory.Memory` (its ``user`` is who is talking), a
+            :class:`~lares_kit.memory_store.MemoryStore` or a store file path (then the speaker is the home's
+            ``extra["user"]``, as a benchmark task's ``setup.user`` or ``lares run --person`` sets it); the
+            ``recall`` and ``remember_preference`` tools are then offered. React and sage always have one (a
+            throwaway one when none is given).
+        monitor: A :class:`~lares_kit.monitor.Monitor` for persistent commands: sage's condition agent registers
+            conditions with it, and a fired one runs through sage again.
+        source: Who gave the instruction: ``"owner"`` (None means this), ``"guest"``, ``"letterbox"``...; the
+            home's safety policy (:mod:`lares_kit.safety`) decides from it what needs confirming or is refused,
+            and the goal tells the model who is speaking.
+        executor: React's light model that writes Actions, a model name or a ``(name, client)`` pair; None ->
+            ``$LARES_EXECUTOR_MODEL``, else ``model``.
+        options: The design's options (function-calling: ``parallel_tool_calls``; react: ``action_format``,
+            ``parser``); None -> its defaults.
 
     Examples:
         >>> from lares_kit import load_world
