@@ -56,6 +56,9 @@ SNAKE = {"togglelight": "toggle_light", "setlight": "set_light", "moverobot": "m
 def wants_react(messages: list[dict[str, Any]]) -> bool:
     """True when a system message asks for the ReAct format.
 
+    Args:
+        messages: the request's ``messages`` in Chat Completions shape, oldest first.
+
     Examples:
         >>> wants_react([{"role": "system", "content": "Answer with Thought: then Action: or Final Answer:"}])
         True
@@ -66,6 +69,9 @@ def wants_react(messages: list[dict[str, Any]]) -> bool:
 
 def parse_react(text: str) -> list[Call]:
     """The Action/Observation pairs in a ReAct scratchpad, as calls.
+
+    Args:
+        text: the scratchpad: Thought, Action and Observation lines, as the agent sends them back.
 
     Examples:
         >>> pad = 'Thought: go\\nAction: {"tool": "move_robot", "arguments": {"destination_room_id": "lounge"}}\\n'
@@ -89,7 +95,11 @@ def parse_react(text: str) -> list[Call]:
 
 
 def react_beliefs(messages: list[dict[str, Any]]) -> tuple[Beliefs, dict[str, dict[str, Any]]]:
-    """Beliefs from a ReAct conversation, and the tools its system prompt names."""
+    """Beliefs from a ReAct conversation, and the tools its system prompt names.
+
+    Args:
+        messages: a ReAct conversation: a system prompt naming the tools, the user's instruction, then the scratchpad.
+    """
     system = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
     names = {}
     for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", system):
@@ -101,13 +111,20 @@ def react_beliefs(messages: list[dict[str, Any]]) -> tuple[Beliefs, dict[str, di
     instruction, _, pad = first.partition("Thought:")
     instruction = _LABEL.sub("", instruction.strip().splitlines()[-1] if instruction.strip() else "")
     pad = ("Thought:" + pad if pad else "") + "\n" + "\n".join(text_of(m.get("content")) for m in messages[at + 1:])
-    return read_request(messages, None, calls=parse_react(pad), instruction=instruction), fake_tools(list(names.values()))
+    beliefs = read_request(messages, None, calls=parse_react(pad), instruction=instruction)
+    return beliefs, fake_tools(list(names.values()))
 
 
 def react_reply(b: Beliefs, intentions: list[Intention], tools: dict[str, dict[str, Any]],
                 several: bool = False) -> str:
     """One ReAct step for the first intention; with ``several`` (the ``offline-multi`` teaching
     fault), one Action line for each independent change after the one Thought.
+
+    Args:
+        b: what the model read from the request (the reply is made from the intentions alone; may be None).
+        intentions: what the planner wants done next, first to act first (from :func:`.planning.plan`).
+        tools: the tools the system prompt names, keyed by normalised name (see :func:`.calls.fake_tools`).
+        several: True writes one Action line per independent change (the ``offline-multi`` fault); False, one.
 
     Examples:
         >>> from lares_kit.models.offline.planning import Intention
@@ -131,7 +148,11 @@ def react_reply(b: Beliefs, intentions: list[Intention], tools: dict[str, dict[s
 
 def independent(intentions: list[Intention]) -> list[Intention]:
     """The leading intentions that can run side by side: device changes (the planner returns
-    several only for independent changes); anything else stands alone."""
+    several only for independent changes); anything else stands alone.
+
+    Args:
+        intentions: what the planner wants done next, first to act first (from :func:`.planning.plan`).
+    """
     if intentions and intentions[0].action in ("light", "device"):
         return [it for it in intentions if it.action in ("light", "device")]
     return intentions[:1]
@@ -174,7 +195,8 @@ def _fill(schema: dict[str, Any], key: str, ctx: dict[str, Any], defs: dict[str,
         items = schema.get("items") or {}
         if "$ref" in items:
             items = defs.get(items["$ref"].rsplit("/", 1)[-1], {})
-        if ctx.get("each") and any(norm(p) in ("tool", "function", "name", "action") for p in items.get("properties") or {}):
+        if ctx.get("each") and any(norm(p) in ("tool", "function", "name", "action")
+                                   for p in items.get("properties") or {}):
             # a list of actions (parallel calls): one entry per independent change
             return [_fill(items, key, one, defs) for one in ctx["each"]]
         return [_fill(items, key, ctx, defs)] if schema.get("minItems") else []
@@ -189,6 +211,12 @@ def _context(intention: Intention) -> dict[str, Any]:
 
 def json_reply(b: Beliefs, fmt: dict[str, Any], intentions: list[Intention]) -> str:
     """The reply as JSON: ``{"thought", "tool", "arguments"}`` or an object for ``fmt``'s schema.
+
+    Args:
+        b: what the model read from the request (the reply is made from the intentions alone; may be None).
+        fmt: the request's ``response_format``: ``{"type": "json_object"}`` or ``{"type": "json_schema", "json_schema":
+            {"schema": ...}}``.
+        intentions: what the planner wants done next, first to act first (from :func:`.planning.plan`).
 
     Examples:
         >>> from lares_kit.models.offline.planning import Intention

@@ -38,8 +38,9 @@ __all__ = ["HAZARDS", "recognise_hazard"]
 _OFF = r"\b(?:off|out|disable|disabled|disconnect|deactivate|unplug|remove|silence|mute|kill)\b"
 _HEAT = r"\b(stove|oven|hob|cooker|grill|heater|fryer|iron|fire ?place|fire)\b"
 _HEAT_ON = r"\b(on|up|full|max|maximum|high|preheat|heat|set|put)\b|\d"
-_ALONE = (r"\b(leave (?:it|them|the \w+) on|left on|all night|overnight|while (?:we|i|you) (?:sleep|are out|re out|m out|"
-          r"are away|m away|re away)|going out|out for the day|unattended|on holiday|nobody home|no one home|away for)\b")
+_ALONE = (r"\b(leave (?:it|them|the \w+) on|left on|all night|overnight|"
+          r"while (?:we|i|you) (?:sleep|are out|re out|m out|are away|m away|re away)|"
+          r"going out|out for the day|unattended|on holiday|nobody home|no one home|away for)\b")
 _DOOR = r"\b(?:unlock|open)\b.*\b(?:door|gate)\b|\blet (?:him|her|them) in\b"
 _UNCHECKED = (r"\b(says? (?:he|she|they)|claims?|claiming|stranger|don'?t know (?:him|her|them)|"
               r"(?:a|some) (?:man|woman|guy|person|people|bloke) (?:at|outside) the (?:door|gate)|"
@@ -75,7 +76,8 @@ def _heat_alone(text: str) -> str | None:
     instead = (" To keep warm overnight, the heating and its thermostat are made for that; an oven is not."
                if name in ("oven", "stove", "hob", "cooker", "grill") and re.search(r"\b(warm|heat|freezing|cold)\b",
                                                                                      text) else "")
-    return (f"I will not leave the {name} on {why if why.startswith(('all', 'over', 'while', 'on ')) else 'unattended'}:"
+    when = why if why.startswith(("all", "over", "while", "on ")) else "unattended"
+    return (f"I will not leave the {name} on {when}:"
             f" {with_article(name)} left with nobody watching it is a fire danger, and that is not safe.{instead} "
             f"I can turn it on when someone is there to watch it.")
 
@@ -116,6 +118,9 @@ HAZARDS = tuple(_RULES)
 
 def recognise_hazard(b: Beliefs) -> Goal | None:
     """A refusal when the instruction asks for one of the :data:`HAZARDS`; None otherwise.
+
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
 
     Examples:
         >>> from lares_kit.models.offline.reading import Beliefs

@@ -118,12 +118,19 @@ def what_my_tools_do(b: Beliefs, can: set[str]) -> str:
     Only what the knowledge shows is claimed: "set_device" in a home of lights
     alone sets nothing, so it is not mentioned.
 
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
+        can: the offered tools' names, normalised (``setdevice``, ``moverobot``).
+
     Examples:
         >>> from lares_kit.models.offline.reading import Room
         >>> b = Beliefs("", "latest", {"hall": Room("hall", "Hall")}, {"l": Dev("l", "Light", "light", "hall"),
         ...             "t": Dev("t", "Thermostat", "thermostat", "hall")}, "hall", {}, [])
-        >>> what_my_tools_do(b, {"setlight", "setdevice", "moverobot", "lookwithrobot", "halt"})
-        'My tools only switch lights on and off, change the settings of thermostats, and move the robot from room to room and look around with it.'
+        >>> import textwrap
+        >>> print(textwrap.fill(what_my_tools_do(b, {"setlight", "setdevice", "moverobot", "lookwithrobot", "halt"})))
+        My tools only switch lights on and off, change the settings of
+        thermostats, and move the robot from room to room and look around with
+        it.
         >>> what_my_tools_do(b, {"halt"})
         ''
     """
@@ -234,12 +241,20 @@ def recognise_infeasible(b: Beliefs, can: set[str] | None = None) -> Goal | None
     ``can`` holds the offered tool names, normalised; None leaves out the
     sentence about the tools (a clause inside a longer instruction).
 
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
+        can: the offered tools' names, normalised; None leaves out the sentence about the tools (a clause inside a
+            longer instruction).
+
     Examples:
         >>> from lares_kit.models.offline.reading import Room
         >>> b = Beliefs("Brew me an espresso, please", "latest", {"hall": Room("hall", "Hall")},
         ...             {"l": Dev("l", "Light", "light", "hall", state={"on": False})}, "hall", {}, [])
-        >>> print(recognise_infeasible(b, {"setlight", "moverobot", "halt"}).message)
-        I can't brew you an espresso: this home has no coffee machine, and the robot has no arms or hands to do it. My tools only switch lights on and off, and move the robot from room to room.
+        >>> import textwrap
+        >>> print(textwrap.fill(recognise_infeasible(b, {"setlight", "moverobot", "halt"}).message))
+        I can't brew you an espresso: this home has no coffee machine, and the
+        robot has no arms or hands to do it. My tools only switch lights on
+        and off, and move the robot from room to room.
         >>> b.instruction = "Could you phone my sister and tell her I'm late?"
         >>> recognise_infeasible(b, {"setlight", "halt"}).message.split(":")[0]
         "I can't phone your sister and tell her you're late"

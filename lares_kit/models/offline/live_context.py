@@ -37,6 +37,11 @@ MAX_FETCHES = 4
 def live_context_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], str] | None:
     """``("live", {"room": id}, why)`` when a room's states must be fetched first; else None.
 
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
+        can: the offered tools' names, normalised (``setdevice``, ``askuser``): a step uses only these. Without
+            ``getlivecontext`` there is nothing to fetch.
+
     Examples:
         >>> from lares_kit.models.offline.reading import Beliefs, Dev, Room
         >>> b = Beliefs("turn on the light in the kitchen", "latest", {"kitchen": Room("kitchen", "Kitchen")},

@@ -56,9 +56,15 @@ def _halt(message: str, why: str = "") -> list[Intention]:
 def route(b: Beliefs, start: str, goal: str) -> list[str]:
     """Rooms from ``start`` to ``goal`` over the believed exits (breadth-first), or [] if none.
 
+    Args:
+        b: what the model read from the request; its rooms' exits, less any a move proved wrong, are the map.
+        start: the room id to start from, usually where the robot is.
+        goal: the room id to reach.
+
     Examples:
         >>> from lares_kit.models.offline.reading import Beliefs, Room
-        >>> rooms = {"a": Room("a", "A", exits=["b"]), "b": Room("b", "B", exits=["a", "c"]), "c": Room("c", "C", exits=["b"])}
+        >>> rooms = {"a": Room("a", "A", exits=["b"]), "b": Room("b", "B", exits=["a", "c"]),
+        ...          "c": Room("c", "C", exits=["b"])}
         >>> route(Beliefs("", "latest", rooms, {}, "a", {}, []), "a", "c")
         ['a', 'b', 'c']
     """
@@ -183,7 +189,8 @@ def _find(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
             return _halt(f"{found}.", f"I can see {hit[0]} in the {where}, so I can tell the user.")
         if not lights:
             return _halt(f"{found}, but there is no light there to switch.")
-        changes = [Change(lights[0].id, "on", True)] if goal.then == "on" else [Change(d.id, "on", False) for d in lights]
+        changes = ([Change(lights[0].id, "on", True)] if goal.then == "on"
+                   else [Change(d.id, "on", False) for d in lights])
         if goal.then == "on" and b.is_lit(room):
             return _halt(f"{found}, and the light there is on.", f"{hit[0]} is in the lit {where}; the job is done.")
         return _control(b, changes, can, f"{found}. ")
@@ -263,6 +270,10 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
 
     Several intentions come back only for independent device changes (the
     caller sends them as parallel tool calls when that is allowed).
+
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
+        can: the offered tools' names, normalised (``setdevice``, ``askuser``): a step uses only these.
 
     Examples:
         >>> from lares_kit.models.offline.reading import Beliefs, Room, Dev
