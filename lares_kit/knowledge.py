@@ -90,6 +90,10 @@ def use_id_enums(home: Home, fmt: str) -> bool:
     An enum of 5,000 device ids costs about 25,000 tokens on every call;
     beyond :data:`ENUM_LIMIT` ids only ``full`` (the Lares baseline) keeps them.
 
+    Args:
+        home: The home whose room and device ids would fill the enums.
+        fmt: A knowledge format of :data:`KNOWLEDGE_FORMATS`; an unknown one raises LaresError.
+
     Examples:
         >>> from lares_kit import load_world
         >>> use_id_enums(load_world("lares-home"), "retrieval")
@@ -170,6 +174,14 @@ def relevant_rooms(home: Home, instruction: str, robot_room: str | None = None, 
     about all of it (:data:`GLOBAL_WORDS`, and no room named) gets all of
     it, and one that names a floor gets every room on that floor.
 
+    Args:
+        home: The home to choose rooms from.
+        instruction: The user's request, e.g. ``"Set the thermostat in Office 112 to 22 degrees."``.
+        robot_room: The room id the robot is in; None leaves out the rooms around the robot.
+        seen: Room ids where things were seen; the way to each is shown.
+        visited: Room ids the robot has been in during this task; they stay shown.
+        limit: At most this many rooms the instruction points to are shown with all their devices.
+
     Examples:
         >>> from lares_kit.generate import generate_home
         >>> home = generate_home(rooms=200, devices=1000, seed=1)
@@ -234,7 +246,13 @@ def render_retrieval(home: Home, instruction: str, knowledge: dict[str, Any] | N
     """``retrieval``: ``(note, compact JSON of the rooms that matter)`` -- the one renderer of this format.
 
     The rooms are :func:`relevant_rooms`; the others are left out, and so are
-    the exits to them. ``knowledge``, ``visited``: as in :func:`knowledge_text`.
+    the exits to them.
+
+    Args:
+        home: The home to render.
+        instruction: The user's request; its words choose the rooms.
+        knowledge: A :meth:`Home.knowledge` dict to render instead of the home as it is now; None for now.
+        visited: Room ids the robot has been in during this task; they stay shown.
 
     Examples:
         >>> from lares_kit.generate import generate_home
@@ -263,6 +281,13 @@ def knowledge_text(home: Home, fmt: str = "full", instruction: str = "",
     :func:`format_note`, to go under the message's header line.
     ``visited``: rooms the robot has been in during the task, which
     retrieval keeps showing (a search must remember where it looked).
+
+    Args:
+        home: The home to render.
+        fmt: A format of :data:`KNOWLEDGE_FORMATS`: "full", "compact", "overview" or "retrieval".
+        instruction: The user's request; only ``retrieval`` reads it, to choose the rooms.
+        knowledge: A :meth:`Home.knowledge` dict to render; None renders the home as it is now.
+        visited: Room ids the robot has been in during the task; only ``retrieval`` reads it.
 
     Examples:
         >>> from lares_kit import load_world
@@ -295,6 +320,16 @@ def knowledge_prompt(home: Home | None, mode: str = "latest", fmt: str = "full",
     prompt (:func:`check_prompt_size`). :meth:`lares_kit.episode.Episode.messages`
     calls this for every agent.
 
+    Args:
+        home: The home as it is now, rendered in mode ``latest``; None when only ``initial`` is rendered
+            (not with ``retrieval``, which reads the home's graph).
+        mode: When the knowledge is taken: "latest", "initial" or "none" (:data:`KNOWLEDGE_MODES`).
+        fmt: The knowledge format: "full", "compact", "overview" or "retrieval".
+        instruction: The user's request; the ``retrieval`` format chooses rooms by its words.
+        initial: The :meth:`Home.knowledge` dict taken at the start, rendered in mode ``initial``.
+        visited: Room ids the robot has been in during the task; ``retrieval`` keeps showing them.
+        home_id: The home's id for the too-big error; None uses ``home.id``.
+
     Examples:
         >>> from lares_kit import load_world
         >>> home = load_world("lares-home")
@@ -325,13 +360,21 @@ def check_prompt_size(text: str, fmt: str, home_id: str) -> str:
     Tokens are estimated as characters / 4 (JSON runs about 3.8), so the
     check costs nothing on every turn.
 
+    Args:
+        text: The rendered knowledge, as it would go into the prompt.
+        fmt: The knowledge format it was rendered in; the error suggests the fix for that format.
+        home_id: The home's id, named in the error (cut to 60 characters).
+
     Examples:
         >>> check_prompt_size("{}", "full", "lares-home")
         '{}'
-        >>> check_prompt_size("x" * 22_400_000, "full", "huge-home")
+        >>> check_prompt_size("x" * 22_400_000, "full", "huge-home")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.knowledge.PromptTooBig: The knowledge of home 'huge-home' is about 5,600,000 tokens in the 'full' format, more than the 1,000,000 a model's prompt can hold, so nothing was sent. Use the 'retrieval' format (lares run --knowledge-format retrieval; run_agent(..., knowledge_format="retrieval")): it sends only the rooms the instruction is about.
+        lares_kit.knowledge.PromptTooBig: The knowledge of home 'huge-home' is about 5,600,000 tokens
+        in the 'full' format, more than the 1,000,000 a model's prompt can hold, so nothing was sent.
+        Use the 'retrieval' format (lares run --knowledge-format retrieval;
+        run_agent(..., knowledge_format="retrieval")): it sends only the rooms the instruction is about.
     """
     tokens = len(text) // 4
     if tokens <= PROMPT_TOKENS_AT_MOST:
@@ -347,9 +390,11 @@ def check_prompt_size(text: str, fmt: str, home_id: str) -> str:
 # -------------------------------------------------------------------- tool
 def get_live_context(home: Home, room: RoomId | None = None, floor: int | None = None,
                      type: str | None = None) -> str:
-    """Report the current state of devices, filtered by room, floor or device type. Use it before acting when the knowledge lists devices without their states.
+    """Report the current state of devices, filtered by room, floor or device type.
+    Use it before acting when the knowledge lists devices without their states.
 
     Args:
+        home: The home whose devices are reported; supplied by the toolkit, never shown to the model.
         room: Only devices in this room (a room ID), e.g. "office-312".
         floor: Only devices on this floor, e.g. 3 (0 is the ground floor).
         type: Only devices of this type, e.g. "light", "thermostat", "window".

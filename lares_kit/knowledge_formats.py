@@ -48,6 +48,9 @@ _OLD_NAMES = {"json": "full"}
 def check_mode(mode: str) -> str:
     """``mode`` if it is a knowledge mode, else a ValueError naming the modes.
 
+    Args:
+        mode: The mode to check; one of "latest", "initial", "none".
+
     Examples:
         >>> check_mode("initial")
         'initial'
@@ -64,6 +67,9 @@ def check_mode(mode: str) -> str:
 def check_format(fmt: str) -> str:
     """``fmt`` if it is a knowledge format for prompts, else a ValueError naming the formats.
 
+    Args:
+        fmt: The format to check; one of "full", "compact", "overview", "retrieval".
+
     Examples:
         >>> check_format("telepathy")
         Traceback (most recent call last):
@@ -77,6 +83,9 @@ def check_format(fmt: str) -> str:
 
 def knowledge_header(mode: str) -> str:
     """The first line of the world-knowledge message for a knowledge mode.
+
+    Args:
+        mode: "latest" or "initial"; "none" has no message, so it raises ValueError like an unknown mode.
 
     Examples:
         >>> knowledge_header("latest")
@@ -94,7 +103,10 @@ def knowledge_header(mode: str) -> str:
 def format_note(fmt: str, shown: int | None = None, total: int | None = None) -> str:
     """The line under the header that says what a format leaves out ('' for full and compact).
 
-    ``shown`` and ``total`` are the rooms shown and the rooms of the home (``retrieval``).
+    Args:
+        fmt: A knowledge format of :data:`KNOWLEDGE_FORMATS`.
+        shown: How many rooms the ``retrieval`` format shows; unused by the others.
+        total: How many rooms the home has, for ``retrieval``; unused by the others.
 
     Examples:
         >>> format_note("overview")
@@ -114,6 +126,9 @@ def format_note(fmt: str, shown: int | None = None, total: int | None = None) ->
 def render_full(knowledge: dict[str, Any]) -> str:
     """``full``: the knowledge as pretty JSON, exactly what Lares sends.
 
+    Args:
+        knowledge: A :meth:`Home.knowledge` dict, or a part of one (any JSON-able dict renders).
+
     Examples:
         >>> print(render_full({"home": "h", "rooms": []}))
         {
@@ -127,6 +142,9 @@ def render_full(knowledge: dict[str, Any]) -> str:
 def render_compact(knowledge: dict[str, Any]) -> str:
     """``compact``: the same JSON on one line, without indentation.
 
+    Args:
+        knowledge: A :meth:`Home.knowledge` dict, or a part of one (any JSON-able dict renders).
+
     Examples:
         >>> render_compact({"home": "h", "rooms": []})
         '{"home":"h","rooms":[]}'
@@ -136,6 +154,9 @@ def render_compact(knowledge: dict[str, Any]) -> str:
 
 def render_overview(knowledge: dict[str, Any]) -> str:
     """``overview``: the layout and the devices without their states, as compact JSON.
+
+    Args:
+        knowledge: A :meth:`Home.knowledge` dict; each room's ``devices`` lose their ``state``.
 
     Examples:
         >>> render_overview({"rooms": [{"id": "hall", "devices": [{"id": "hall-light", "state": {"on": True}}]}]})
@@ -148,6 +169,9 @@ def render_overview(knowledge: dict[str, Any]) -> str:
 
 def render_text(knowledge: dict[str, Any]) -> str:
     """``text``: short lines for people -- the home, the robot, a line per room, what was seen.
+
+    Args:
+        knowledge: A :meth:`Home.knowledge` dict: ``home``, ``name``, ``time``, ``robot``, ``rooms``, ``seen``.
 
     Examples:
         >>> print(render_text({"home": "h", "name": "A flat", "time": 0, "robot": {"room": "hall"}, "seen": {},
@@ -187,13 +211,18 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
 def render(knowledge: dict[str, Any], fmt: str) -> str:
     """The knowledge dict in a format of :data:`RENDERERS` (``"json"``, the old name of ``full``, works too).
 
+    Args:
+        knowledge: A :meth:`Home.knowledge` dict; ``full`` and ``compact`` render any part of one too.
+        fmt: "full", "compact", "overview" or "text"; "retrieval" needs the home, so it raises ValueError.
+
     Examples:
         >>> render({"home": "h"}, "compact")
         '{"home":"h"}'
-        >>> render({"home": "h"}, "retrieval")
+        >>> render({"home": "h"}, "retrieval")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        ValueError: the 'retrieval' format picks rooms for an instruction: use lares_kit.knowledge.knowledge_text(home, 'retrieval', instruction)
+        ValueError: the 'retrieval' format picks rooms for an instruction:
+        use lares_kit.knowledge.knowledge_text(home, 'retrieval', instruction)
         >>> render({"home": "h"}, "xml")
         Traceback (most recent call last):
         ...
