@@ -38,6 +38,9 @@ _MOVED_TO = re.compile(r"robot moved from .*? to the .*?\(([\w.:-]+)\)\. It is (
 def text_of(content: Any) -> str:
     """A message's content as text (strings, or lists of text parts).
 
+    Args:
+        content: a message's ``content``: a string, None, or a list of parts like ``{"type": "text", "text": ...}``.
+
     Examples:
         >>> text_of([{"type": "text", "text": "hi "}, {"type": "text", "text": "there"}])
         'hi there'
@@ -51,6 +54,9 @@ def text_of(content: Any) -> str:
 
 def norm(name: str) -> str:
     """A tool name reduced for matching: ``toggleLight`` and ``toggle_light`` agree.
+
+    Args:
+        name: a tool or parameter name in any spelling (``toggleLight``, ``toggle_light``, ``TOGGLE-LIGHT``).
 
     Examples:
         >>> norm("toggleLight") == norm("toggle_light")
@@ -228,10 +234,15 @@ def _history(messages: list[dict[str, Any]], after: int) -> list[Call]:
 def apply_facts(b: Beliefs) -> None:
     """Update beliefs with what each call in the history established, in order.
 
+    Args:
+        b: the beliefs to update, in place. Its ``calls`` (oldest first) are read; devices, robot, sightings and answers
+            change.
+
     Examples:
         >>> light = Dev("k", "Light", "light", "kitchen", state={"on": False})
         >>> calls = [Call("toggle_light", {"light_id": "k"}, "The Light in the Kitchen (k) is now on."),
-        ...          Call("move_robot", {"destination_room_id": "kitchen"}, "The robot moved to the Kitchen (kitchen).")]
+        ...          Call("move_robot", {"destination_room_id": "kitchen"},
+        ...               "The robot moved to the Kitchen (kitchen).")]
         >>> b = Beliefs("", "latest", {}, {"k": light}, "hall", {}, calls)
         >>> apply_facts(b)
         >>> b.devices["k"].state, b.robot
@@ -282,6 +293,10 @@ def apply_facts(b: Beliefs) -> None:
 def merge_live_context(b: Beliefs, text: str) -> None:
     """Fill unknown device states from a ``get_live_context`` result.
 
+    Args:
+        b: the beliefs to update, in place. Only states not already known are filled in.
+        text: what ``get_live_context`` said: a sentence, then the states as JSON ``{device id: {attribute: value}}``.
+
     Examples:
         >>> b = Beliefs("", "latest", {}, {"k": Dev("k", "Light", "light", "kitchen")}, None, {}, [])
         >>> merge_live_context(b, 'Current state of 1 device(s): {"k":{"on":false}}')
@@ -304,6 +319,10 @@ def merge_live_context(b: Beliefs, text: str) -> None:
 
 def note_lit(b: Beliefs, text: str) -> None:
     """A move's "It is lit/dark there." settles the room's lights when their states are unknown.
+
+    Args:
+        b: the beliefs to update, in place.
+        text: what ``move_robot`` said, e.g. "The robot moved ... to the Kitchen (kitchen). It is dark there."
 
     Examples:
         >>> b = Beliefs("", "latest", {}, {"k": Dev("k", "Light", "light", "kitchen")}, None, {}, [])
@@ -335,6 +354,12 @@ def read_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | N
 
     ``calls``/``instruction`` override what is read from the messages (the
     ReAct text mode parses its own scratchpad).
+
+    Args:
+        messages: the request's ``messages``, oldest first; the world knowledge is read from a system message.
+        tools: the request's ``tools``; their enums name the rooms and devices when the prompt has no map.
+        calls: the tool calls so far, oldest first; None reads them from the messages.
+        instruction: the user's instruction; None reads it from the messages.
 
     Examples:
         >>> msgs = [{"role": "system", "content": 'WORLD KNOWLEDGE (latest): {"robot": {"room": "hall"}, '

@@ -49,7 +49,12 @@ def _place(text: str) -> str:
 
 
 def speaker_of(b: Beliefs) -> str:
-    """Who is speaking: the agent's system line, else the name a recall result gives."""
+    """Who is speaking: the agent's system line, else the name a recall result gives.
+
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far. The
+            speaker comes from its system line, or a recall result.
+    """
     if b.speaker:
         return b.speaker
     for call in b.calls:
@@ -61,6 +66,9 @@ def speaker_of(b: Beliefs) -> str:
 
 def recognise_memory(b: Beliefs) -> Goal | None:
     """A ``remember`` goal (a stated preference) or a ``usual`` goal (use a remembered one), or None.
+
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
 
     Examples:
         >>> b = Beliefs("My name is Ana and I like the office at 21 degrees", "latest", {}, {}, None, {}, [])
@@ -93,6 +101,11 @@ def preference_of(result: str, key: str) -> float | int | str | None:
 
     A key of "<place> setting" ("the way I like it") takes the first preference about that place.
 
+    Args:
+        result: what ``recall`` said: the matching memories, then "Preferences NAME stated: key = value ...".
+        key: the preference wanted, "<place> <attribute>" (``"office temperature"``); "<place> setting" takes any about
+            that place.
+
     Examples:
         >>> preference_of('1 memory matches ...: "I like the office at 21 degrees". '
         ...               'Preferences ana stated: office temperature = 21 (2026-11-29).', "office temperature")
@@ -109,7 +122,8 @@ def preference_of(result: str, key: str) -> float | int | str | None:
             except ValueError:
                 return value
             return int(number) if number.is_integer() else number
-    unit = r"\s*(?:degrees?|°)" if attribute == "temperature" else r"\s*(?:%|percent)" if attribute == "brightness" else ""
+    unit = (r"\s*(?:degrees?|°)" if attribute == "temperature"
+            else r"\s*(?:%|percent)" if attribute == "brightness" else "")
     if m := re.search(rf"(-?\d+(?:\.\d+)?){unit}", result.split("Preferences", 1)[0].split(":", 1)[-1]):
         number = float(m.group(1))
         return int(number) if number.is_integer() else number
@@ -140,7 +154,13 @@ def _device_for(b: Beliefs, room: str, attribute: str) -> tuple[Dev, str] | None
 
 def memory_step(b: Beliefs, goal: Goal, can: set[str]) -> tuple[str, object, str]:
     """The next step of a memory goal: ``("remember", (key, value), why)``, ``("recall", query, why)``,
-    ``("changes", [Change], reason)`` or ``("say", message, why)``."""
+    ``("changes", [Change], reason)`` or ``("say", message, why)``.
+
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
+        goal: the ``remember`` or ``usual`` goal from :func:`recognise_memory`.
+        can: the offered tools' names, normalised (``setdevice``, ``askuser``): a step uses only these.
+    """
     done = [c for c in b.calls if norm(c.name) in ("rememberpreference", "recall") and c.result is not None]
     if goal.kind == "remember":
         key, value, name = goal.target[0], goal.changes[0].value, goal.message

@@ -100,9 +100,11 @@ def _fallback(b: Beliefs, tool: dict[str, Any]) -> dict[str, Any]:
     first = plan(b, CONTRACT_TOOLS)[0]
     name = norm(tool["function"]["name"])
     if name == "askuser":
-        args: dict[str, Any] = {"question": f"Before I go on, is there anything I should know? Next I would: {first.why}"}
+        args: dict[str, Any] = {
+            "question": f"Before I go on, is there anything I should know? Next I would: {first.why}"}
     else:
-        args = {"message_to_user": first.args.get("message_to_user") or f"I have not finished. Next I would: {first.why}"}
+        args = {"message_to_user": first.args.get("message_to_user")
+                or f"I have not finished. Next I would: {first.why}"}
     if name == "moverobot" and b.robot in b.rooms and b.neighbours(b.robot):
         args = {"destination_room_id": b.neighbours(b.robot)[0]}  # a legal move, at least
     lights = b.lights_in(b.robot or "") or [d for d in b.devices.values() if d.type == "light"]
@@ -114,6 +116,10 @@ def _fallback(b: Beliefs, tool: dict[str, Any]) -> dict[str, Any]:
 
 def respond(request: dict[str, Any]) -> Reply:
     """The model's reply to a (validated) Chat Completions request body.
+
+    Args:
+        request: a Chat Completions request body, already checked by :func:`.wire.validate` (``messages``, ``tools``,
+            ``tool_choice``, ``response_format``, ``model``).
 
     Examples:
         >>> knowledge = ('WORLD KNOWLEDGE (latest): {"robot": {"room": "hall"}, "rooms": [{"id": "hall", '

@@ -52,6 +52,9 @@ STOP = {"the", "a", "an", "my", "our", "your", "in", "on", "off", "to", "of", "a
 def words_of(text: str) -> str:
     """Lower-case words, hyphens as spaces, punctuation dropped (digits and '.' kept).
 
+    Args:
+        text: any text, e.g. the user's instruction or a room name.
+
     Examples:
         >>> words_of("Turn ON the Living-Room lamp, please!")
         'turn on the living room lamp please'
@@ -63,6 +66,10 @@ def words_of(text: str) -> str:
 def has_word(text: str, phrase: str) -> bool:
     """Whether ``phrase`` is in ``text`` as whole words, a plural "s" allowed ("lamp" is in "the lamps").
 
+    Args:
+        text: the text to search, already in :func:`words_of` form.
+        phrase: one or more words to find; an empty phrase is never found.
+
     Examples:
         >>> has_word("switch off the lamps", "lamp"), has_word("the lampshade", "lamp"), has_word("x", "")
         (True, False, False)
@@ -72,6 +79,10 @@ def has_word(text: str, phrase: str) -> bool:
 
 def describe(b: Beliefs, dev_id: str) -> str:
     """'the light in the Kitchen' -- how a halt message names a device ('the TV in the Den': capitals kept).
+
+    Args:
+        b: what the model read from the request; its rooms and devices give the names.
+        dev_id: the id of a device in ``b.devices``.
 
     Examples:
         >>> from lares_kit.models.offline.reading import Dev, Room
@@ -88,9 +99,13 @@ def describe(b: Beliefs, dev_id: str) -> str:
 def room_phrases(b: Beliefs) -> dict[str, set[str]]:
     """Room id -> the phrases that name it: its name, its id and its aliases, as :func:`words_of` writes them.
 
+    Args:
+        b: what the model read from the request; its rooms are read.
+
     Examples:
         >>> from lares_kit.models.offline.reading import Room
-        >>> phrases = room_phrases(Beliefs("", "latest", {"lounge": Room("lounge", "Living-Room", ["den"])}, {}, None, {}, []))
+        >>> rooms = {"lounge": Room("lounge", "Living-Room", ["den"])}
+        >>> phrases = room_phrases(Beliefs("", "latest", rooms, {}, None, {}, []))
         >>> sorted(phrases["lounge"])
         ['den', 'living room', 'lounge']
     """
@@ -105,6 +120,10 @@ def rooms_in(text: str, b: Beliefs) -> tuple[list[str], str]:
     fits it ("living room" for a home that calls it the lounge), or by
     "upstairs"/"downstairs" when the home has floors. Blanking keeps positions,
     so "meeting room 1" cannot later read as the value 1.
+
+    Args:
+        text: the instruction (or a part of it), already in :func:`words_of` form.
+        b: what the model read from the request; its rooms, and the floors they are on, are read.
 
     Examples:
         >>> from lares_kit.models.offline.reading import Room
