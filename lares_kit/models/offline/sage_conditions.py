@@ -43,6 +43,9 @@ _TRIGGERS = [
 def trigger_of(trigger: str) -> tuple[str, str]:
     """(capability, value word) a trigger is about.
 
+    Args:
+        trigger: the "when ..." part of a persistent command, e.g. "I open the fridge".
+
     Examples:
         >>> trigger_of("I open the fridge")
         ('contactSensor', 'open')
@@ -59,6 +62,14 @@ def condition_code(device: str, doc: Doc, value: str, trigger: str, name: str = 
     """(code, description) of the condition, from the document; None if no attribute fits.
 
     ``name`` is the device's name for the description ("Fridge"); without it the id is used.
+
+    Args:
+        device: the id of the device the trigger watches, e.g. ``fridge``.
+        doc: the device's capability document, as :func:`.sage_reading.read_doc` read it.
+        value: the value word from :func:`trigger_of`: a state (``"open"``), ``"true"``/``"false"``, or ``"number"``
+            (the number is read from ``trigger``).
+        trigger: the "when ..." part as the user said it; read for a number and for "below"/"above".
+        name: the device's name for the description (``"Fridge"``); empty uses the id.
 
     Examples:
         >>> doc = read_doc("fridge / contactSensor: door.\\nAttributes:\\n- door: open or closed; one of open, closed "
@@ -87,9 +98,11 @@ def condition_code(device: str, doc: Doc, value: str, trigger: str, name: str = 
             code = f"def {name}_{attribute}_{value}():\n    return get(\"{device}\", \"{attribute}\") == \"{value}\""
             return code, f"the {attribute.replace('_', ' ')} of {called} is {value}"
         if value in ("true", "false") and doc.attributes[attribute]["range"] == "true or false":
-            words = {"on": ("on", "off"), "locked": ("locked", "unlocked")}.get(attribute, (attribute, f"not {attribute}"))
+            words = {"on": ("on", "off"), "locked": ("locked", "unlocked")}.get(attribute,
+                                                                               (attribute, f"not {attribute}"))
             said = words[0] if value == "true" else words[1]
-            code = f"def {name}_{said.replace(' ', '_')}():\n    return get(\"{device}\", \"{attribute}\") == {value.title()}"
+            code = (f"def {name}_{said.replace(' ', '_')}():\n"
+                    f"    return get(\"{device}\", \"{attribute}\") == {value.title()}")
             return code, f"{called} {agree(called, 'is')} {said}"
     return None
 
@@ -112,7 +125,12 @@ def _cancel_step(t: Talk) -> Step:
 
 
 def condition_step(t: Talk) -> Step:
-    """The condition agent's next call for the request in ``t``."""
+    """The condition agent's next call for the request in ``t``.
+
+    Args:
+        t: what the request says: the task, who is talking, the offered tools and the calls so far (see
+            :func:`.sage_reading.read_talk`).
+    """
     parts = split_persistent(t.task)
     if parts is None:
         return _cancel_step(t)
@@ -136,7 +154,8 @@ def condition_step(t: Talk) -> Step:
     capability, value = trigger_of(trigger)
     if not capability:
         return "halt", {"message_to_user": f"I cannot turn {trigger!r} into a condition; I understand opening, "
-                                           "closing, on/off, locking, finishing and temperatures above or below a number."}
+                                           "closing, on/off, locking, finishing and temperatures above or below "
+                                           "a number."}
     docs = [c for c in t.results("get_capability_docs") if c.args.get("device_id") == device]
     doc = next((read_doc(c.result or "") for c in reversed(docs) if c.ok), None)
     if doc is None:

@@ -48,8 +48,12 @@ def _number(text: str, after: str) -> float | None:
 def wants(request: str) -> list[Want]:
     """What the request asks to change, in order (switching on first).
 
+    Args:
+        request: the device agent's request, as the coordinator worded it.
+
     Examples:
-        >>> [(w.capability, w.factor) for w in wants("dim the lights by the fireplace to a third of their current value")]
+        >>> request = "dim the lights by the fireplace to a third of their current value"
+        >>> [(w.capability, w.factor) for w in wants(request)]
         [('switchLevel', 0.3333333333333333)]
         >>> [(w.capability, w.value) for w in wants("turn on the TV by the plant and put channel 9 on")]
         [('switch', True), ('tvChannel', 9.0)]
@@ -97,13 +101,15 @@ def wants(request: str) -> list[Want]:
     if re.search(r"\b(thermostat|heating|temperature|degrees|warmer|colder|cold|hot|chilly)\b", text) and \
             not re.search(r"\b(fridge|freezer)\b", text):
         target = _number(text, r"\bto")
-        delta = 2 if re.search(r"\b(warmer|cold|chilly|up)\b", text) else -2 if re.search(r"\b(colder|hot|down)\b", text) else None
+        delta = (2 if re.search(r"\b(warmer|cold|chilly|up)\b", text)
+                 else -2 if re.search(r"\b(colder|hot|down)\b", text) else None)
         if target is not None or delta is not None:
             out.append(Want("thermostatHeatingSetpoint", target, delta=None if target is not None else delta))
     if re.search(r"\b(fridge|freezer)\b", text) and _number(text, r"\bto") is not None:
         out.append(Want("refrigerationSetpoint", _number(text, r"\bto")))
     if re.search(r"\bdish", text):
-        if re.search(r"\b(course|mode|programme|program|cycle|greasy|glasses|quick|gentle|dirty|rinse|fragile)\b", text):
+        if re.search(r"\b(course|mode|programme|program|cycle|greasy|glasses|quick|gentle|dirty|rinse|fragile)\b",
+                     text):
             out.append(Want("dishwasherMode", request))
         if re.search(r"\b(start|run|go)\b", text):
             out.append(Want("dishwasherOperatingState", "run"))
@@ -118,6 +124,9 @@ def wants(request: str) -> list[Want]:
 
 def device_phrase(request: str) -> str:
     """The words that describe the device: "the lights by the fireplace", or the whole request if none.
+
+    Args:
+        request: the device agent's request; a trailing "(the person means: ...)" note is ignored.
 
     Examples:
         >>> device_phrase("dim the lights by the fireplace to a third of their current value")
@@ -145,7 +154,8 @@ def _targets(result: str) -> list[str]:
 
 def _hue(doc: Doc, colour: str) -> float | None:
     # "0 red, 8 orange, 16 yellow": the hue wheel as the document draws it
-    wheel = {name: float(n) for n, name in re.findall(r"(\d+) ([a-z]+)", doc.attributes.get("hue", {}).get("meaning", ""))}
+    meaning = doc.attributes.get("hue", {}).get("meaning", "")
+    wheel = {name: float(n) for n, name in re.findall(r"(\d+) ([a-z]+)", meaning)}
     return wheel.get(colour)
 
 
@@ -262,7 +272,12 @@ def _by_setting(t: Talk, device: str, want: Want) -> Step:
 
 
 def device_step(t: Talk) -> Step:
-    """The device agent's next call for the request in ``t``."""
+    """The device agent's next call for the request in ``t``.
+
+    Args:
+        t: what the request says: the task, who is talking, the offered tools and the calls so far (see
+            :func:`.sage_reading.read_talk`).
+    """
     task = t.task
     found = t.last("find_device")
     if found is None:
@@ -322,7 +337,8 @@ def device_step(t: Talk) -> Step:
             attribute = _attribute_of(doc)
             current = None
             if want.factor is not None or want.delta is not None:
-                read = [c for c in t.results("get_attribute") if c.args == {"device_id": device, "attribute": attribute}]
+                read = [c for c in t.results("get_attribute")
+                        if c.args == {"device_id": device, "attribute": attribute}]
                 if not read:
                     return "get_attribute", {"device_id": device, "attribute": attribute}
                 number = re.search(r" is (-?[\d.]+)", read[-1].result or "")

@@ -56,6 +56,10 @@ class Talk:
 def read_talk(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Talk:
     """The :class:`Talk` of a Chat Completions request.
 
+    Args:
+        messages: the request's ``messages``, oldest first: the task is the last user message.
+        tools: the request's ``tools``; only their names are kept.
+
     Examples:
         >>> t = read_talk([{"role": "system", "content": "Go. You are talking to amal."},
         ...                {"role": "user", "content": "dim the lights"}], [{"function": {"name": "halt"}}])
@@ -107,6 +111,9 @@ class Doc:
 def read_doc(text: str) -> Doc | None:
     """Parse the text of ``get_capability_docs`` (see :func:`lares_kit.device_api.capability_doc`).
 
+    Args:
+        text: what ``get_capability_docs`` said about one capability of one device.
+
     Examples:
         >>> d = read_doc("lamp / switchLevel: brightness level.\\nAttributes:\\n- level: brightness; a number from 0 "
         ...              "to 100 % (now 90)\\nCommands:\\n- setLevel(level: a number from 0 to 100 %): Set it.")
@@ -135,6 +142,9 @@ def read_doc(text: str) -> Doc | None:
 
 def stem_words(text: str) -> set[str]:
     """Lowercase words with a plural s dropped, for overlap scores.
+
+    Args:
+        text: any text.
 
     Examples:
         >>> sorted(stem_words("Greasy pots and pans"))

@@ -55,6 +55,9 @@ def _answer(result: str | None) -> str:
 def profile_facts(text: str) -> dict[str, str]:
     """The "- key: value" lines of a profile, as a mapping.
 
+    Args:
+        text: what ``user_profile`` said: a heading, then one "- key: value" line per fact.
+
     Examples:
         >>> profile_facts("Profile of Amal (amal):\\n- favourite team: Montreal Canadiens\\n- usual temperature: 21")
         {'favourite team': 'Montreal Canadiens', 'usual temperature': '21'}
@@ -64,6 +67,9 @@ def profile_facts(text: str) -> dict[str, str]:
 
 def chain(task: str) -> list[str]:
     """A chained command split into its parts; "it" / "them" become the device of the part before.
+
+    Args:
+        task: a command that may chain actions with "and", "then", commas or semicolons.
 
     Examples:
         >>> chain("Turn on the light behind the TV and make it blue")
@@ -202,11 +208,17 @@ def _contradiction(t: Talk) -> Step | None:
         return _devices(t, [_PLAIN[kind]])  # once: _devices halts when the device agent has answered
     if kind == "leave":
         return _halt("All right, I left everything as it was.")
-    return _halt(f"I could not tell from your answer ({answer!r}) which way you want it, so I left everything as it was.")
+    return _halt(f"I could not tell from your answer ({answer!r}) which way you want it, "
+                 "so I left everything as it was.")
 
 
 def coordinator_step(t: Talk) -> Step:
-    """The coordinator's next call (see the module docstring)."""
+    """The coordinator's next call (see the module docstring).
+
+    Args:
+        t: what the request says: the task, who is talking, the offered tools and the calls so far (see
+            :func:`.sage_reading.read_talk`).
+    """
     task = t.task
     if is_persistent(task) and "condition_agent" in t.tools:
         done = t.last("condition_agent")
@@ -232,13 +244,19 @@ def coordinator_step(t: Talk) -> Step:
 
 
 def preference_step(t: Talk) -> Step:
-    """The preference agent: read the profile (and past requests when asked about them), then answer."""
+    """The preference agent: read the profile (and past requests when asked about them), then answer.
+
+    Args:
+        t: what the request says: the task, who is talking, the offered tools and the calls so far (see
+            :func:`.sage_reading.read_talk`).
+    """
     profile = t.last("user_profile")
     if profile is None:
         return "user_profile", {"person": t.person} if t.person else {}  # the speaker, when the goal names them
     if re.search(r"\b(last time|before|asked|earlier|past)\b", t.task, re.I) and "recall" in t.tools \
             and t.last("recall") is None:
-        words = re.sub(r"\b(what|did|the|person|ask|asked|last|time|before|earlier|about)\b|\?", " ", t.task, flags=re.I)
+        words = re.sub(r"\b(what|did|the|person|ask|asked|last|time|before|earlier|about)\b|\?", " ", t.task,
+                       flags=re.I)
         return "recall", {"query": " ".join(words.split()) or t.task}
     said = t.last("recall")
     return _halt((profile.result or "") + (f"\n{said.result}" if said else ""))
@@ -250,6 +268,9 @@ _AGENTS = [({"device_agent"}, coordinator_step), ({"find_device", "execute_comma
 
 def sage_reply(request: dict[str, Any]) -> tuple[str | None, list[tuple[str, dict[str, Any]]]] | None:
     """(text, calls) for a request from SAGE's tree, or None for any other request.
+
+    Args:
+        request: a Chat Completions request body, already checked by :func:`.wire.validate`.
 
     Examples:
         >>> tools = [{"type": "function", "function": {"name": n}} for n in ("find_device", "execute_command", "halt")]
