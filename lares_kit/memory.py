@@ -42,6 +42,9 @@ __all__ = ["Memory", "recall", "remember_preference", "estimate_tokens", "MEMORY
 def estimate_tokens(text: str) -> int:
     """About four characters per token, the usual estimate for English text.
 
+    Args:
+        text: The text to measure, e.g. one turn of a conversation; the estimate is at least 1.
+
     Examples:
         >>> estimate_tokens("my name is Ana")
         4
@@ -103,9 +106,12 @@ class Memory:
 
 def recall(memory: Memory | MemoryStore | None, query: str, date: str | None = None,
            person: str | None = None) -> str:
-    """Search long-term memory: what was said earlier, with dates, best matches first. Use it for things said in past conversations, e.g. a user's name or usual settings.
+    """Search long-term memory: what was said earlier, with dates, best matches first.
+    Use it for things said in past conversations, e.g. a user's name or usual settings.
 
     Args:
+        memory: The conversation's memory, or a home's store (None: this run has no memory);
+            supplied by the toolkit, never shown to the model.
         query: Words to look for, e.g. "office temperature". Use "" to list everything said on the date.
         date: Only turns from this day or range: "2026-11-29", "yesterday", "last 7 days", "2026-11-01..2026-11-15".
         person: Whose memories, e.g. "ana"; leave it out for the person you are talking to.
@@ -113,9 +119,11 @@ def recall(memory: Memory | MemoryStore | None, query: str, date: str | None = N
     Examples:
         >>> from datetime import datetime
         >>> store = MemoryStore(":memory:", clock=lambda: datetime(2026, 11, 30, 8, 0))
-        >>> _ = store.add("user", "My name is Ana and I like the office at 21 degrees", user="ana", at="2026-11-29 09:14:00")
-        >>> print(recall(Memory(store, user="ana"), "office temperature"))
-        1 memory matches 'office temperature' (best first): 2026-11-29 09:14, ana said: "My name is Ana and I like the office at 21 degrees".
+        >>> _ = store.add("user", "My name is Ana and I like the office at 21 degrees", user="ana",
+        ...               at="2026-11-29 09:14:00")
+        >>> print(recall(Memory(store, user="ana"), "office temperature"))  # doctest: +NORMALIZE_WHITESPACE
+        1 memory matches 'office temperature' (best first):
+        2026-11-29 09:14, ana said: "My name is Ana and I like the office at 21 degrees".
         >>> print(recall(Memory(store, user="ana"), "garden", date="yesterday"))
         Nothing in ana's long-term memory matches 'garden' from 2026-11-29. Try other words or another date.
     """
@@ -159,6 +167,8 @@ def remember_preference(memory: Memory | None, key: str, value: bool | float | s
     """Remember a preference the person you are talking to stated, for later conversations (recall finds it).
 
     Args:
+        memory: The memory of the conversation, which knows who is speaking (None: this run has no memory);
+            supplied by the toolkit, never shown to the model.
         key: What it is about, in a few words, e.g. "office temperature".
         value: What they prefer, e.g. 21, "warm", true.
 

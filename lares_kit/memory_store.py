@@ -93,7 +93,9 @@ def fts5_available() -> bool:
 def memory_path(home_id: str, folder: str | os.PathLike | None = None) -> Path:
     """The default store file of a home: ``<folder>/<home_id>.sqlite3``.
 
-    ``folder`` defaults to ``$LARES_DATA/memory``, else ``./runs/memory``.
+    Args:
+        home_id: The home's id, e.g. ``"smart-building"``: lowercase letters and digits, joined by ``-`` or ``_``.
+        folder: Where the store files live; None means ``$LARES_DATA/memory``, else ``./runs/memory``.
 
     Examples:
         >>> memory_path("smart-building", "/tmp/mem").as_posix()
@@ -115,6 +117,10 @@ def parse_date_span(text: str, today: Date) -> tuple[Date, Date]:
     ``last week``, and ranges ``A..B``, ``A to B``, ``from A to B``,
     ``between A and B``, ``since A``.
 
+    Args:
+        text: The date words, e.g. ``"yesterday"`` or ``"2026-11-01..2026-11-15"``; case and spacing do not matter.
+        today: The day "today" means; passed in, so the same words always give the same days in a test.
+
     Examples:
         >>> today = Date(2026, 11, 30)
         >>> parse_date_span("yesterday", today)
@@ -123,10 +129,11 @@ def parse_date_span(text: str, today: Date) -> tuple[Date, Date]:
         ['2026-11-01', '2026-11-15']
         >>> [d.isoformat() for d in parse_date_span("last 7 days", today)]
         ['2026-11-24', '2026-11-30']
-        >>> parse_date_span("soon", today)
+        >>> parse_date_span("soon", today)  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        ValueError: cannot read the date 'soon'; use 2026-11-29, 2026-11, today, yesterday, 3 days ago, last 7 days, this week, last week, or a range like 2026-11-01..2026-11-15
+        ValueError: cannot read the date 'soon'; use 2026-11-29, 2026-11, today, yesterday, 3 days ago,
+        last 7 days, this week, last week, or a range like 2026-11-01..2026-11-15
     """
     words = " ".join(text.lower().split())
     m = re.fullmatch(r"(?:from |between )?(.+?)(?:\.\.| to | and | - )(.+)", words)
@@ -385,6 +392,9 @@ _COLUMNS = "t.id, t.at, t.user, t.role, t.text, t.session"
 
 def words_of(query: str) -> list[str]:
     """The words a search looks for: lower case, once each, without common words (unless that is all).
+
+    Args:
+        query: What the user or the model asked for, e.g. ``"What did I say about the office temperature?"``.
 
     Examples:
         >>> words_of("What did I say about the office temperature?")

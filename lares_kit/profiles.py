@@ -36,6 +36,9 @@ __all__ = ["residents", "speaker", "seed_memory", "memory_for", "profile_of", "u
 def residents(home: Home) -> dict[str, dict[str, Any]]:
     """The world file's ``users:``, by id.
 
+    Args:
+        home: The home whose world file lists its residents; entries without an ``id`` are skipped.
+
     Examples:
         >>> from lares_kit import load_world
         >>> sorted(residents(load_world("sage-home")))
@@ -46,6 +49,9 @@ def residents(home: Home) -> dict[str, dict[str, Any]]:
 
 def speaker(home: Home) -> str:
     """Who gives the instruction: the task's ``setup.user``, else the first resident, else ``""``.
+
+    Args:
+        home: The home the instruction is given in (a benchmark task puts its ``setup.user`` there).
 
     Examples:
         >>> from lares_kit import load_world
@@ -60,6 +66,10 @@ def speaker(home: Home) -> str:
 
 def seed_memory(home: Home, store: MemoryStore) -> MemoryStore:
     """Write every resident's profile and past requests into ``store`` (once: a seeded store is left alone).
+
+    Args:
+        home: The home whose world file gives each resident's ``profile`` and ``past_requests``.
+        store: The long-term store to write into; a resident who already has turns or preferences there is skipped.
 
     Examples:
         >>> from lares_kit import load_world
@@ -80,7 +90,12 @@ def seed_memory(home: Home, store: MemoryStore) -> MemoryStore:
 
 
 def memory_for(home: Home, store: MemoryStore | None = None) -> Memory:
-    """Short-term memory for the speaker, over a seeded store (a fresh in-memory one by default)."""
+    """Short-term memory for the speaker, over a seeded store (a fresh in-memory one by default).
+
+    Args:
+        home: The home whose residents seed the store and whose speaker the memory listens to.
+        store: The long-term store to use; None makes a fresh in-memory one, forgotten after the run.
+    """
     return Memory(seed_memory(home, store or MemoryStore(":memory:")), user=speaker(home))
 
 
@@ -90,6 +105,11 @@ def _words(value: Any) -> str:
 
 def profile_of(store: MemoryStore, person: str, name: str = "") -> str:
     """A person's profile: their stated preferences, then the words their past requests keep using.
+
+    Args:
+        store: The long-term store holding the person's preferences and past requests.
+        person: The resident's id, e.g. ``"dmitriy"``.
+        name: How to call them in the text, e.g. ``"Dmitriy"``; "" uses the id.
 
     Examples:
         >>> from lares_kit import load_world
@@ -116,9 +136,12 @@ def profile_of(store: MemoryStore, person: str, name: str = "") -> str:
 
 # --------------------------------------------------------------------- tools
 def user_profile(memory: Memory | None, person: str = "") -> str:
-    """Read a resident's profile: favourite teams and sports, TV genres they like and avoid, usual temperature, light colours, and their recent requests.
+    """Read a resident's profile: favourite teams and sports, TV genres they like and avoid, usual temperature,
+    light colours, and their recent requests.
 
     Args:
+        memory: The memory of the conversation, which knows who is speaking (None: this run has no memory);
+            supplied by the toolkit, never shown to the model.
         person: The resident's id, e.g. "amal"; leave it empty for the person you are talking to.
     """
     if memory is None:
