@@ -69,6 +69,9 @@ def world_size(devices: int) -> int:
 
     About five devices a room, so 5,000 devices make a 1,000-room building.
 
+    Args:
+        devices: How many devices the world will have.
+
     Examples:
         >>> world_size(10), world_size(100), world_size(5000)
         (3, 20, 1000)
@@ -206,9 +209,14 @@ def generate_world(rooms: int | None = None, devices: int | None = None, seed: i
                    floors: int | None = None, items: int | None = None, world_id: str | None = None) -> dict[str, Any]:
     """World-file data for a seeded house or building (:func:`generate_home` parses it).
 
-    ``rooms`` defaults from ``devices`` (:func:`world_size`), ``devices`` to
-    four a room; ``floors`` to one per 100 rooms; ``items`` (hidden things)
-    to two, plus one per 200 rooms.
+    Args:
+        rooms: How many rooms (at least 2; up to 12 make a house, more a building); None -> from ``devices``
+            (:func:`world_size`), or 8 when neither is given.
+        devices: How many devices; None -> four a room.
+        seed: Chooses the devices' places and states and the items' rooms: the same seed, the same world.
+        floors: A building's floors; None -> one per 100 rooms (a house has one).
+        items: How many hidden things (a dog, a parcel, a person...); None -> two, plus one per 200 rooms.
+        world_id: The world's id; None -> one that says its size and seed, e.g. ``generated-house-4-10-s1``.
 
     Examples:
         >>> data = generate_world(rooms=4, devices=10, seed=1)
@@ -274,6 +282,12 @@ def generate_world(rooms: int | None = None, devices: int | None = None, seed: i
 
 def generate_home(rooms: int | None = None, devices: int | None = None, seed: int = 0, **options: Any) -> Home:
     """A Home built from :func:`generate_world` through the world-file validator.
+
+    Args:
+        rooms: How many rooms, as :func:`generate_world` takes it.
+        devices: How many devices, as :func:`generate_world` takes it.
+        seed: The same seed gives the same home.
+        **options: More of :func:`generate_world`'s settings: ``floors``, ``items``, ``world_id``.
 
     Examples:
         >>> from lares_kit.worlds import check_home

@@ -57,6 +57,9 @@ def _search_folders(kind: FileKind) -> list[Path]:
 def files_by_id(kind: FileKind) -> dict[str, Path]:
     """Id -> file for every ``*.yaml`` of this kind in the search folders; the first folder wins an id.
 
+    Args:
+        kind: Which files: world files, or task suites (their ``tasks/`` subfolder).
+
     Examples:
         >>> paths = files_by_id(FileKind("task suite file", "suites", "tasks"))
         >>> paths["townhouse"].name, paths["townhouse"].parent.name
@@ -72,6 +75,10 @@ def files_by_id(kind: FileKind) -> dict[str, Path]:
 
 def find_by_id_or_path(id_or_path: str | os.PathLike, kind: FileKind) -> Path:
     """The file an id or a path names, or ``kind.error`` saying in one sentence why there is none.
+
+    Args:
+        id_or_path: An id looked up in the search folders (``"lares-home"``), or a path to a ``.yaml`` file.
+        kind: What kind of file it must be: where ids are looked up, and the words and exception of errors.
 
     Examples:
         >>> find_by_id_or_path("lares-home", FileKind("world file", "worlds")).name
@@ -102,6 +109,10 @@ def find_by_id_or_path(id_or_path: str | os.PathLike, kind: FileKind) -> Path:
 
 def read_by_id_or_path(id_or_path: str | os.PathLike, kind: FileKind) -> tuple[Path, Any]:
     """The file an id or a path names and the data in it, or ``kind.error`` naming the file and what is wrong.
+
+    Args:
+        id_or_path: An id looked up in the search folders (``"lares-home"``), or a path to a ``.yaml`` file.
+        kind: What kind of file it must be: where ids are looked up, and the words and exception of errors.
 
     Examples:
         >>> path, data = read_by_id_or_path("lares-home", FileKind("world file", "worlds"))

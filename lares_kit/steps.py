@@ -62,8 +62,9 @@ class _Shown:
         """The step as one entry of the app's transcript list: an ``<li>`` marked with its kind and turn.
 
         Examples:
-            >>> Intent("The kitchen is dark.", "set_light").render_html()
-            '<li class="lares-step" data-kind="intent" data-turn="0"><b class="lares-turn">0</b> <i>thinks</i> The kitchen is dark. &rarr; <b>set_light</b></li>'
+            >>> print(Intent("The kitchen is dark.", "set_light").render_html())  # doctest: +NORMALIZE_WHITESPACE
+            <li class="lares-step" data-kind="intent" data-turn="0"><b class="lares-turn">0</b>
+            <i>thinks</i> The kitchen is dark. &rarr; <b>set_light</b></li>
         """
         return (f'<li class="lares-step" data-kind="{self.kind}" data-turn="{self.turn}">'
                 f'<b class="lares-turn">{self.turn}</b> {self._html_body()}</li>')
@@ -257,8 +258,9 @@ class Thought(_Shown):
     Examples:
         >>> Thought("The room is stuffy; I read its sensor first.", turn=1).render(" 1")
         [' 1 Thought  The room is stuffy; I read its sensor first.']
-        >>> Thought("The room is stuffy.", turn=1).render_html()
-        '<li class="lares-step" data-kind="thought" data-turn="1"><b class="lares-turn">1</b> <i>Thought</i> The room is stuffy.</li>'
+        >>> print(Thought("The room is stuffy.", turn=1).render_html())  # doctest: +NORMALIZE_WHITESPACE
+        <li class="lares-step" data-kind="thought" data-turn="1"><b class="lares-turn">1</b>
+        <i>Thought</i> The room is stuffy.</li>
     """
 
     text: str
@@ -315,6 +317,9 @@ _KINDS = {cls.kind: cls for cls in (Intent, ToolCall, Question, Final, Error, Th
 
 def step_from_dict(data: dict[str, Any]) -> Step:
     """Rebuild a step from its ``to_dict()`` form.
+
+    Args:
+        data: A step's ``to_dict()`` form, as an Episode's JSON holds it (its ``kind`` says which step).
 
     Examples:
         >>> step_from_dict(Intent("why", "halt", turn=2).to_dict())

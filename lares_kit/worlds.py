@@ -47,6 +47,10 @@ DEVICE_EXTRA_KEYS = ("docs", "near")
 def read_yaml(text: str, source: str = "<text>") -> Any:
     """Parse YAML the way world files mean it: ``on: false`` is the key "on"; bad text is a :class:`WorldError`.
 
+    Args:
+        text: The YAML (or JSON) text.
+        source: Where the text comes from, e.g. a file name: errors start with it.
+
     Examples:
         >>> read_yaml("state: {on: false}")
         {'state': {'on': False}}
@@ -83,6 +87,11 @@ def world_paths() -> dict[str, Path]:
 
 def load_world(name_or_path: str | os.PathLike, *, seed: int | None = None) -> Home:
     """Load a world by id (``"lares-home"``) or by path to a YAML file.
+
+    Args:
+        name_or_path: A world id such as ``"lares-home"`` (``lares worlds`` lists them), or a path to a YAML file.
+        seed: None: the items are where the file puts them; a number places them at random, the same number in the same
+            rooms (:meth:`Home.reset`).
 
     Examples:
         >>> home = load_world("lares-home")
@@ -176,6 +185,10 @@ class _RoomList:
 
 def parse_world(data: Any, source: str = "<world>") -> Home:
     """Build a Home from already-parsed YAML/JSON data, validating every key.
+
+    Args:
+        data: The world as YAML or JSON reads it: a mapping with ``id``, ``rooms``, ``devices``...
+        source: Where the data comes from, e.g. a file name: errors start with it.
 
     Examples:
         >>> parse_world({"id": "tiny", "rooms": [{"id": "a", "exits": ["b"]}]}, "tiny.yaml")
@@ -294,6 +307,9 @@ def check_home(home: Home | str | os.PathLike) -> list[str]:
     """Problems with a Home (or a world file), as sentences; ``[]`` means fine.
 
     Run it on a home you built or edited yourself before giving it to an agent.
+
+    Args:
+        home: A Home, or a world id or path to load one from.
 
     Examples:
         >>> check_home("lares-home")

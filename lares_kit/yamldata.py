@@ -57,6 +57,12 @@ _KEY_TYPES = (str, int, float, bool, type(None))
 def read_yaml_data(text: str, source: str, error: Error) -> Any:
     """The data in YAML ``text``, or ``error(source, key path, sentence)``.
 
+    Args:
+        text: The YAML text.
+        source: Where the text comes from, e.g. a file name: the error names it.
+        error: The exception to raise, called as ``error(source, key path, sentence)``, e.g.
+            :class:`~lares_kit.errors.DataFileError`.
+
     Examples:
         >>> from lares_kit.errors import DataFileError
         >>> read_yaml_data("lamp: &on {on: true}\\nhall: *on", "x.yaml", DataFileError)
@@ -233,7 +239,8 @@ class _YamlReader:
     def _alias(self, event: Any) -> tuple[Any, int]:
         name, line = event.anchor, event.start_mark.line + 1
         if name in self.open:
-            self.fail(f"the alias *{clip(name, 40)} (line {line}) is inside the value it repeats, so it would never end")
+            self.fail(f"the alias *{clip(name, 40)} (line {line}) is inside the value it repeats, "
+                      "so it would never end")
         if name not in self.anchors:
             self.fail(f"the alias *{clip(name, 40)} (line {line}) has no anchor &{clip(name, 40)} before it")
         value, count, text, height = self.anchors[name]

@@ -166,10 +166,13 @@ def test_a_failing_action_is_reported_and_the_poller_goes_on(monitor, home):
 
 
 @pytest.mark.parametrize("code, words", [
-    ("def f():\n    return get('fridg', 'door') == 'open'", "device 'fridg' that is not in the home. Did you mean 'fridge'"),
-    ("def f():\n    return get('fridge', 'dor') == 'open'", "reads 'dor' of 'fridge', which it does not have; fridge has: door"),
+    ("def f():\n    return get('fridg', 'door') == 'open'",
+     "device 'fridg' that is not in the home. Did you mean 'fridge'"),
+    ("def f():\n    return get('fridge', 'dor') == 'open'",
+     "reads 'dor' of 'fridge', which it does not have; fridge has: door"),
     ("def f():\n    import os\n    return True", "Line 2: imports are not allowed"),
-    ("def f():\n    return get('fridge', 'door')", "tested on the home now and failed: The condition returned 'closed'"),
+    ("def f():\n    return get('fridge', 'door')",
+     "tested on the home now and failed: The condition returned 'closed'"),
     ("def f():\n    if False:\n        return get('frige', 'door') == 'x'\n    return True", "Did you mean 'fridge'"),
 ])
 def test_register_refuses_with_a_sentence(monitor, code, words):
@@ -194,10 +197,12 @@ def test_tools_through_the_toolbox(home):
         schema = box.schema("create_condition")["function"]
         assert list(schema["parameters"]["properties"]) == ["code", "description"]  # monitor is injected
         obs = box.dispatch("create_condition", {"code": FRIDGE_OPEN, "description": "the fridge door is open"})
-        assert obs.ok and obs.text.startswith("Condition 'fridge_open' (the fridge door is open) is ready; it is False now.")
+        assert obs.ok and obs.text.startswith(
+            "Condition 'fridge_open' (the fridge door is open) is ready; it is False now.")
         obs = box.dispatch("notify_on_condition", {"condition_id": "fridge_open",
                                                    "instruction": "turn on the dining room light"})
-        assert obs.ok and "When the fridge door is open becomes true, I will: turn on the dining room light." in obs.text
+        assert obs.ok
+        assert "When the fridge door is open becomes true, I will: turn on the dining room light." in obs.text
         door(home, "open")
         assert [f.instruction for f in monitor.tick()] == ["turn on the dining room light"]
         listed = box.dispatch("list_conditions", {}).text
@@ -290,7 +295,8 @@ def test_a_tick_out_of_time_blames_no_one_and_the_waiting_go_first(home, isolati
         assert monitor.notices[0] == ("At 08:00:10 the tick used its 1e-09 s before it could check b, c; they go "
                                       "first at the next tick.")
         skipped = [c for c in monitor.timeline if c.skipped]
-        assert len(skipped) == 6 and all(c.value is None and c.error.startswith("Not checked this tick") for c in skipped)
+        assert len(skipped) == 6
+        assert all(c.value is None and c.error.startswith("Not checked this tick") for c in skipped)
 
 
 def test_a_device_value_no_condition_can_read_fails_only_its_readers(monitor, home):
