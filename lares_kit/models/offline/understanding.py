@@ -87,7 +87,8 @@ def _which_one(b: Beliefs, devices: list[Dev]) -> str:
 
 def _distinct(b: Beliefs, dev: Dev) -> set[str]:
     room = b.rooms.get(dev.room or "")  # only this device's room, not every room's phrases
-    room_words = set(" ".join([words_of(room.name), words_of(room.id), *map(words_of, room.aliases)]).split()) if room else set()
+    room_words = (set(" ".join([words_of(room.name), words_of(room.id), *map(words_of, room.aliases)]).split())
+                  if room else set())
     words = set(" ".join([words_of(dev.name), words_of(dev.id), *map(words_of, dev.aliases)]).split())
     return words - STOP - room_words - {"light", "lights"}
 
@@ -133,9 +134,11 @@ def _switched(rest: str, b: Beliefs) -> bool:
     names = {w for d in b.devices.values() for w in words_of(f"{d.name} {d.id} {d.type}").split()} | set(LIGHT_WORDS)
     for m in re.finditer(r"(\w+ )?\b(?:on|off)\b(?:\s+(?:the|a|an|my|your|our|his|her|their|top of the)\s+(.+))?",
                          rest):
-        if m.group(2) is None or re.match(r"(?:turn|turned|switch|switched|flick|flip|power|click) $", m.group(1) or ""):
+        if m.group(2) is None or re.match(r"(?:turn|turned|switch|switched|flick|flip|power|click) $",
+                                          m.group(1) or ""):
             return True
-        phrase = re.split(r"\s(?:in|at|and|for|so|please|because|to|with|then|by|near|now)\b", m.group(2))[0].split()[:4]
+        phrase = re.split(r"\s(?:in|at|and|for|so|please|because|to|with|then|by|near|now)\b",
+                          m.group(2))[0].split()[:4]
         if any("#" in w or w in names or w.rstrip("s") in names for w in phrase):
             return True
     return False
@@ -196,6 +199,9 @@ _NO_FIRST = ("no", "nope", "nah", "false", "n")
 def yes_no_answer(answer: str) -> bool | None:
     """Read a plain yes/no answer by its first word: True (yes), False (no or "not..."), None (neither).
 
+    Args:
+        answer: the user's answer, as typed; only its first word counts.
+
     Examples:
         >>> yes_no_answer("Yep, it is."), yes_no_answer("Not really"), yes_no_answer("maybe later")
         (True, False, None)
@@ -206,6 +212,9 @@ def yes_no_answer(answer: str) -> bool | None:
 
 def daytime_answer(answer: str) -> bool | None:
     """Read a yes/no answer to "Is it daytime?": True (day), False (night), None (unclear).
+
+    Args:
+        answer: the user's answer to "Is it daytime?", as typed.
 
     Examples:
         >>> daytime_answer("Yes, it's sunny"), daytime_answer("no, it's night"), daytime_answer("It's evening")
@@ -247,12 +256,21 @@ _KIND_NOUNS = {"heat": "heating", "temperature": "heating", "degrees": "heating"
 def missing_in_rooms(rest: str, b: Beliefs, rooms: list[str], outcome: str = ", so I did nothing") -> str:
     """"There is no fan in the Den..." when ``rest`` names a kind of device that none of ``rooms`` has, else "".
 
+    Args:
+        rest: the instruction in :func:`.vocabulary.words_of` form, its room mentions blanked out as ``#``.
+        b: what the model read from the request; its rooms and devices are read.
+        rooms: the ids of the rooms the instruction names, in the order said.
+        outcome: words put after "that I can control" to say what happened (default ", so I did nothing"; "" for none).
+
     Examples:
+        >>> import textwrap
         >>> from lares_kit.models.offline.reading import Room
         >>> rooms = {"den": Room("den", "Den", exits=["hall"]), "hall": Room("hall", "Hall", exits=["den"])}
         >>> b = Beliefs("", "latest", rooms, {"f": Dev("f", "Fan", "fan", "hall")}, None, {}, [])
-        >>> missing_in_rooms("switch on the fan in the ###", b, ["den"])
-        'There is no fan in the Den that I can control, so I did nothing. The nearest I have: the fan in the Hall. Tell me if you want that changed instead.'
+        >>> print(textwrap.fill(missing_in_rooms("switch on the fan in the ###", b, ["den"])))
+        There is no fan in the Den that I can control, so I did nothing. The
+        nearest I have: the fan in the Hall. Tell me if you want that changed
+        instead.
         >>> missing_in_rooms("switch on the fan in the ####", b, ["hall"])
         ''
     """
@@ -289,6 +307,10 @@ def _unknown_mention(rest: str, b: Beliefs, devices: list[Dev], rooms: list[str]
 
 def understand(b: Beliefs) -> Goal:
     """The goal behind the instruction in ``b``; answers to clarifying questions count.
+
+    Args:
+        b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
+            Answers to earlier clarifying questions are read too.
 
     Examples:
         >>> from lares_kit.models.offline.reading import Beliefs, Room, Dev
@@ -352,15 +374,16 @@ def understand(b: Beliefs) -> Goal:
         names = ", ".join(describe(b, d.id) for d in devices)
         settable = sorted({k for d in devices for k in d.state}) or ["nothing I was told about"]
         return Goal("refuse", message=f"I cannot do that with {names}: its settings are {', '.join(settable)}.")
-    if app := re.search(r"\b(?:play|stream|watch|open|launch|put on)\s+(.+?)\s+on\s+(?:the\s+)?(?:tv|television|telly)\b",
-                        text):
+    if app := re.search(r"\b(?:play|stream|watch|open|launch|put on)\s+(.+?)\s+on\s+"
+                        r"(?:the\s+)?(?:tv|television|telly)\b", text):
         tvs = [d for d in devices if d.type == "tv"]
         if tvs and not any(k in d.state for d in tvs for k in ("app", "source", "input", "media")):
             settings = ", ".join(k for k in tvs[0].state)
             return Goal("refuse", message=f"I cannot play {app.group(1)}: {describe(b, tvs[0].id)} has no apps; its "
                                           f"settings are {settings}, so I did nothing.")
     heat_on = [c for c in changes if c.attribute == "on" and c.value is True
-               and b.devices[c.device].state.get("temperature") in (0, None) and "temperature" in b.devices[c.device].state]
+               and b.devices[c.device].state.get("temperature") in (0, None)
+               and "temperature" in b.devices[c.device].state]
     if heat_on and not re.search(r"\d", text):
         # "Turn the oven on": on at 0 degrees heats nothing -- ask what temperature, then use the answer.
         dev = heat_on[0].device
@@ -373,7 +396,8 @@ def understand(b: Beliefs) -> Goal:
         else:  # not asked yet, or the answer had no number: ask (planning halts if it was asked already)
             return Goal("clarify", question=question)
     if re.search(r"\b(pre ?heat|warm up|heat (?:it |the \w+ )?(?:up )?to)\b", text):
-        # "Preheat the oven to 180": the temperature, and the oven on (a temperature on an oven that is off heats nothing).
+        # "Preheat the oven to 180": the temperature, and the oven on (a temperature on an oven that is off heats
+        # nothing).
         warmed = {c.device for c in changes if c.attribute in ("temperature", "target")}
         changes = [Change(d.id, "on", True) for d in devices if d.id in warmed and d.state.get("on") is False] + changes
     if changes:
