@@ -129,13 +129,20 @@ def _is_placeholder(value: Any) -> bool:
 def call(fn: Any, *args: Any, case: str, **kwargs: Any) -> Any:
     """Call the student's function on one case; a placeholder result or an exception says which case.
 
+    Args:
+        fn: The student's function, as the notebook defined it (anything else is :class:`Incorrect`).
+        *args: The case's positional arguments, passed to ``fn`` as they are.
+        case: The case in words, for the verdict ("For the kitchen to the office, ...").
+        **kwargs: The case's keyword arguments, passed to ``fn`` as they are.
+
     Examples:
         >>> call(lambda a, b: a + b, 2, 3, case="2 and 3")
         5
-        >>> call(lambda: ____, case="anything")
+        >>> call(lambda: ____, case="anything")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.learn.checking.NotAttempted: Your function still returns ____ (tried on anything). Replace ____ with your code.
+        lares_kit.learn.checking.NotAttempted: Your function still returns ____ (tried on anything).
+        Replace ____ with your code.
         >>> call(lambda: 1 / 0, case="an empty list")
         Traceback (most recent call last):
         ...
@@ -156,6 +163,14 @@ def call(fn: Any, *args: Any, case: str, **kwargs: Any) -> Any:
 
 def expect_equal(got: Any, want: Any, case: str) -> None:
     """Raise :class:`Incorrect` naming the case, the expected value and the one that came back.
+
+    A number matches another number of equal value (``2 == 2.0``); anything
+    else must also have the same type (a tuple is not the list it holds).
+
+    Args:
+        got: What the student's code gave.
+        want: The reference answer.
+        case: The case in words, for the verdict.
 
     Examples:
         >>> expect_equal(["a", "b"], ["a", "b"], "a to b")
@@ -188,9 +203,13 @@ def solution_sections(path: str | Path) -> dict[str, str]:
     The text before the first marker (docstring, shared imports) is left out,
     and so is a section with another name (``# %% wrong answers``, for tests).
 
+    Args:
+        path: The solution file, e.g. ``lares_kit/learn/solutions/ex01.py``.
+
     Examples:
         >>> import tempfile, os
-        >>> src = 'import math\\n\\n# %% q1\\nanswer = 42\\n\\n# %% q2\\ndef f():\\n    return 1\\n# %% notes\\nx = 0\\n'
+        >>> src = ('import math\\n\\n# %% q1\\nanswer = 42\\n\\n'
+        ...        '# %% q2\\ndef f():\\n    return 1\\n# %% notes\\nx = 0\\n')
         >>> with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         ...     _ = f.write(src)
         >>> solution_sections(f.name)

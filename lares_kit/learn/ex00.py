@@ -50,7 +50,8 @@ def _test_changed(changed_devices) -> str:
 
 q1 = Problem("Which tools were called?", ("tools_called",), _test_tools, hints=[
     "Every call is in episode.tool_calls; each has a .tool (its name).",
-    "tools_called = [step.tool for step in episode.tool_calls] -- then copy the list it prints, or keep the expression.",
+    "tools_called = [step.tool for step in episode.tool_calls] -- then copy the list it prints, "
+    "or keep the expression.",
 ])
 q2 = Problem("Which rooms are lit?", ("lit_rooms",), _test_lit, hints=[
     "home.graph has the rooms as nodes; home.is_lit(room) says whether a room is lit.",

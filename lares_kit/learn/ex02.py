@@ -107,7 +107,8 @@ q1 = Problem("A schema a model can read", ("lock_door",), _test_schema, hints=[
 ])
 q2 = Problem("A result that says how the home changed", ("lock_door",), _test_result, hints=[
     "home.devices[lock_id].state is a dict like {'locked': True}; change it with home.update_device.",
-    "Return a sentence with the lock's id and its new state, e.g. 'The front door lock (front-door-lock) is now locked.'",
+    "Return a sentence with the lock's id and its new state, "
+    "e.g. 'The front door lock (front-door-lock) is now locked.'",
     "Before changing anything, compare: if the state is already what was asked, say 'already locked; nothing changed'.",
 ])
 q3 = Problem("Errors that say how to fix the call", ("lock_door",), _test_errors, hints=[

@@ -26,6 +26,10 @@ __all__ = ["q1", "q2", "first_messages", "bind", "____", "PLACEHOLDER"]
 def first_messages(home: Home, instruction: str) -> list[dict[str, Any]]:
     """The messages of the first request: role, world knowledge, goal, then the instruction.
 
+    Args:
+        home: The home whose knowledge (as the agent may know it, in ``initial`` mode) goes in the prompt.
+        instruction: What the user asks, sent as the last (user) message.
+
     Examples:
         >>> [m["role"] for m in first_messages(load_world("lares-home"), "hi")]
         ['system', 'system', 'system', 'user']

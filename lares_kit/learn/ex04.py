@@ -54,7 +54,8 @@ def _test_intent_request(intent_request) -> str:
 
 def _test_read(read_decision) -> str:
     names = ["set_light", "move_robot", "halt"]
-    good = _reply("decide_best_function", json.dumps({"reasoning": "The kitchen is dark.", "best_function": "set_light"}))
+    good = _reply("decide_best_function",
+                  json.dumps({"reasoning": "The kitchen is dark.", "best_function": "set_light"}))
     expect_equal(call(read_decision, good, names, case="a good decision"), ("set_light", "The kitchen is dark."),
                  "a good decision")
     for case, reply, words in [

@@ -51,9 +51,12 @@ def _test_switched(lights_switched) -> str:
                 want[dev] = state["on"]
     expect_equal(call(lights_switched, messages, case="the dog search's messages"), want,
                  "the messages of the dog search (initial mode)")
-    off = [{"role": "tool", "tool_call_id": "a", "content": "The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit."},
-           {"role": "tool", "tool_call_id": "b", "content": "Error: No light found with the ID 'attic-light'."},
-           {"role": "tool", "tool_call_id": "c", "content": "The light in the Kitchen (kitchen-light) is now off. The Kitchen is dark."}]
+    off = [{"role": "tool", "tool_call_id": "a",
+            "content": "The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit."},
+           {"role": "tool", "tool_call_id": "b",
+            "content": "Error: No light found with the ID 'attic-light'."},
+           {"role": "tool", "tool_call_id": "c",
+            "content": "The light in the Kitchen (kitchen-light) is now off. The Kitchen is dark."}]
     expect_equal(call(lights_switched, off, case="on, an error, then off"), {"kitchen-light": False},
                  "a light switched on, an error, then the light switched off")
     return f"From the history alone: {want}."

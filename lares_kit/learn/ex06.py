@@ -147,8 +147,9 @@ def _test_next(next_room) -> str:
         if moves[got] > moves[want]:
             raise Incorrect(f"For {case}, {got!r} is {_n(moves[got], 'move')} away, but {want!r} is only "
                             f"{_n(moves[want], 'move')} away.")
-        raise Incorrect(f"For {case}, {got!r} and {want!r} are both {_n(moves[want], 'move')} away. Ties go to the room "
-                        f"that comes first in list(graph.nodes) -- the world file's order -- which is {want!r}.")
+        raise Incorrect(f"For {case}, {got!r} and {want!r} are both {_n(moves[want], 'move')} away. "
+                        "Ties go to the room that comes first in list(graph.nodes) -- the world file's order -- "
+                        f"which is {want!r}.")
     for world in ("lares-home", "garden-flat", "townhouse"):
         home = load_world(world)
         order, room = [], home.robot.room

@@ -79,7 +79,8 @@ def _test_patient(PatientUser) -> str:
         raise Incorrect(f"With limit=2, the first two questions should be passed on (answer 'yes') and the third "
                         f"get no answer (NoAnswer); the answers were {answers}.")
     if getattr(user, "asked", None) != ["Is it day?", "Which room?", "Which light?"]:
-        raise Incorrect(f"user.asked should list every question, answered or not; it is {getattr(user, 'asked', None)!r}.")
+        raise Incorrect("user.asked should list every question, answered or not; "
+                        f"it is {getattr(user, 'asked', None)!r}.")
     return "Two answers, then silence; every question recorded."
 
 

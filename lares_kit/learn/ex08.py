@@ -242,7 +242,8 @@ def _test_by_category(by_category) -> str:
             solved = [r for r in rows if r["success"]]
             pooled = sum(r["steps"] for r in solved) / sum(r["oracle_steps"] for r in solved) if solved else None
             if _close(ratio, every):
-                why = " You averaged every episode; count only the solved ones (a failed episode's steps say nothing about efficiency)."
+                why = (" You averaged every episode; count only the solved ones "
+                       "(a failed episode's steps say nothing about efficiency).")
             elif _close(ratio, pooled):
                 why = " That is total steps over total oracle steps; take the mean of each solved episode's own ratio."
             else:

@@ -17,7 +17,8 @@ from .matching import has_word, numbers_in
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 
-ONE = 'Thought: The kitchen is dark.\nAction: {"tool": "set_light", "arguments": {"light_id": "kitchen-light", "on": true}}'
+ONE = ('Thought: The kitchen is dark.\n'
+       'Action: {"tool": "set_light", "arguments": {"light_id": "kitchen-light", "on": true}}')
 THREE = ('Thought: Three lights to switch.\n'
          'Action: {"tool": "set_light", "arguments": {"light_id": "kitchen-light", "on": true}}\n'
          'Action: {"tool": "set_light", "arguments": {"light_id": "office-light", "on": true}}\n\n'
@@ -100,8 +101,8 @@ q1 = Problem("The final answer", ("final_answer",), _test_final, hints=[
 ])
 q2 = Problem("Every Action", ("parse_actions",), _test_actions, hints=[
     "Split the text at each 'Action:' (re.split(r'Action\\s*:', text)); the first piece is the Thought.",
-    "In each piece, remove a ```json fence, then read the first JSON object: json.JSONDecoder().raw_decode(piece.strip()) "
-    "returns (value, end) and ignores what follows.",
+    "In each piece, remove a ```json fence, then read the first JSON object: "
+    "json.JSONDecoder().raw_decode(piece.strip()) returns (value, end) and ignores what follows.",
     "Catch json.JSONDecodeError and raise ValueError(f'Action {n} is not valid JSON: ...').",
 ])
 q3 = Problem("Tell the model", ("ignored_note",), _test_note, hints=[

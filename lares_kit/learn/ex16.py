@@ -125,7 +125,8 @@ def _test_fit(richest_that_fits) -> str:
 
 q1 = Problem("Count a prompt", ("tokens_for",), _test_tokens, hints=[
     "knowledge_text(home, strategy, instruction) returns (note, text); count_tokens(text) counts the text.",
-    "def tokens_for(home, strategy, instruction):\n    return count_tokens(knowledge_text(home, strategy, instruction)[1])",
+    "def tokens_for(home, strategy, instruction):\n"
+    "    return count_tokens(knowledge_text(home, strategy, instruction)[1])",
 ])
 q2 = Problem("The rooms an instruction names", ("my_rooms",), _test_rooms, hints=[
     "Each room has a name: home.graph.nodes[room_id]['name'], e.g. 'Office 12'. Compare words, not substrings: "

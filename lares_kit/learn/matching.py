@@ -40,6 +40,10 @@ def has_word(text: str, *choices: str) -> bool:
     A choice may be a phrase ("at a time"); its words may be joined by spaces
     or hyphens in the text.
 
+    Args:
+        text: The sentence to read, e.g. what the student's tool returned.
+        *choices: Words or phrases, any one of which is enough.
+
     Examples:
         >>> has_word("Nothing more needs to be done.", "one")
         False
@@ -58,6 +62,10 @@ def has_id(text: str, ident: str) -> bool:
 
     Ids are joined with hyphens and underscores, so a plain word boundary is
     not enough: ``front-door-lock`` is inside ``front-door-lock-2``.
+
+    Args:
+        text: The sentence to read.
+        ident: The id to find, as the world file spells it (case matters).
 
     Examples:
         >>> has_id("Locks: front-door-lock, back-door-lock.", "front-door-lock")
@@ -116,6 +124,9 @@ def _words_to_numbers(words: list[str]) -> list[int]:
 def numbers_in(text: str) -> list[int | float]:
     """Every number ``text`` says, in digits or in English words, in order (digits first, then words).
 
+    Args:
+        text: The sentence to read.
+
     Examples:
         >>> numbers_in("Your reply had 3 Actions; 2 were not run.")
         [3, 2]
@@ -137,6 +148,10 @@ def numbers_in(text: str) -> list[int | float]:
 
 def says_number(text: str, number: int | float) -> bool:
     """Whether ``text`` says ``number``, in digits or in words.
+
+    Args:
+        text: The sentence to read.
+        number: The number it should say; ``220`` matches "220" and "two hundred and twenty".
 
     Examples:
         >>> says_number("The oven goes up to two hundred and twenty degrees.", 220)

@@ -17,6 +17,7 @@ def lock_door(home, lock_id: DeviceId, locked: bool) -> str:
     """Lock or unlock a door lock. Safe to repeat: it says so if the lock is already that way.
 
     Args:
+        home: The home whose lock changes; the Toolbox passes it, and the model never sees it.
         lock_id: ID of the lock, e.g. "front-door-lock".
         locked: true to lock the door, false to unlock it.
     """

@@ -6,7 +6,11 @@ __all__ = ["robot_path", "next_room", "search_calls"]
 
 # %% q1
 def robot_path(episode):
-    """The rooms the robot was in, in order: where it started, then one room per move that worked."""
+    """The rooms the robot was in, in order: where it started, then one room per move that worked.
+
+    Args:
+        episode: A finished Episode: its ``initial_state`` and ``tool_calls``.
+    """
     path = [episode.initial_state["robot"]]
     for step in episode.tool_calls:
         if step.tool == "move_robot" and step.ok:
@@ -15,7 +19,13 @@ def robot_path(episode):
 
 # %% q2
 def next_room(graph, robot_room, searched):
-    """The nearest room not in searched (ties: the first in list(graph.nodes)), or None when none is left."""
+    """The nearest room not in searched (ties: the first in list(graph.nodes)), or None when none is left.
+
+    Args:
+        graph: The home's graph (``home.graph``).
+        robot_room: The room id the robot is in.
+        searched: The room ids already searched.
+    """
     moves = nx.single_source_shortest_path_length(graph, robot_room)
     left = [room for room in graph.nodes if room not in searched]
     if not left:
@@ -24,7 +34,13 @@ def next_room(graph, robot_room, searched):
 
 # %% q3
 def search_calls(home, order, hidden_room):
-    """Tool calls to find a thing in hidden_room, searching the rooms of order in turn, halt included."""
+    """Tool calls to find a thing in hidden_room, searching the rooms of order in turn, halt included.
+
+    Args:
+        home: The home at the start: the robot's room and which rooms are lit.
+        order: The room ids to search, in turn.
+        hidden_room: The room id the thing is in.
+    """
     calls, here = 0, home.robot.room
     for room in order:
         calls += nx.shortest_path_length(home.graph, here, room)  # one move_robot per exit

@@ -10,7 +10,12 @@ import re
 
 
 def asks_first(episode, pattern):
-    """Pass when a question matching pattern was asked before any device changed."""
+    """Pass when a question matching pattern was asked before any device changed.
+
+    Args:
+        episode: A finished Episode.
+        pattern: A regular expression the question must match, in any case, e.g. "day|night".
+    """
     for step in episode.tool_calls:
         if isinstance(step, Question) and re.search(pattern, step.question, re.IGNORECASE):
             return CheckResult("asks_first", True, f"The agent asked {step.question!r} before changing anything.")
@@ -26,7 +31,12 @@ import fnmatch
 
 
 def only_allowed_changed(episode, allowed):
-    """Pass when every device that ends in another state than it began matches a pattern of allowed."""
+    """Pass when every device that ends in another state than it began matches a pattern of allowed.
+
+    Args:
+        episode: A finished Episode, with its true states at the start and the end.
+        allowed: Shell-style patterns of device ids that may change, e.g. ``["*-light"]``.
+    """
     before, after = episode.initial_state["devices"], episode.final_state["devices"]
     bad = [f"{device} went from {before.get(device)} to {state}" for device, state in after.items()
            if state != before.get(device) and not any(fnmatch.fnmatchcase(device, p) for p in allowed)]
@@ -39,7 +49,11 @@ from statistics import mean
 
 
 def by_category(results):
-    """{category: {"success_rate": share solved, "steps_per_oracle": mean over solved episodes, or None}}."""
+    """{category: {"success_rate": share solved, "steps_per_oracle": mean over solved episodes, or None}}.
+
+    Args:
+        results: Benchmark rows (dicts) with "category", "success", "steps" and "oracle_steps".
+    """
     groups = {}
     for r in results:
         groups.setdefault(r["category"], []).append(r)

@@ -11,6 +11,12 @@ calls = [("tv-plant", "switch", "on", {}),
 
 # %% q2
 def pick(home, description):
+    """The one device whose name and whose neighbours are both named in description, or None.
+
+    Args:
+        home: The home whose devices are searched.
+        description: How the person names the device, e.g. "the TV by the plant".
+    """
     said = set(description.lower().split())
     fits = []
     for device_id, device in home.devices.items():

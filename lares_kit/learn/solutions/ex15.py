@@ -21,6 +21,7 @@ def set_device(home, device_id: str, attribute: str, value: bool | float | str) 
     """Change one setting of a device: a thermostat's target, a lock's locked, the oven's temperature.
 
     Args:
+        home: The home whose device changes; the Toolbox passes it, and the model never sees it.
         device_id: ID of the device, e.g. "oven".
         attribute: The setting to change, e.g. "temperature", "target", "on".
         value: The new value: true/false, a number, or one of the named choices.

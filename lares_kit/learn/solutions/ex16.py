@@ -9,11 +9,24 @@ __all__ = ["tokens_for", "my_rooms", "richest_that_fits"]
 
 # %% q1
 def tokens_for(home, strategy, instruction):
+    """How many tokens the knowledge text takes for one strategy.
+
+    Args:
+        home: The home the knowledge describes.
+        strategy: The knowledge format, one of CHOICES ("full", "compact", "retrieval").
+        instruction: What the user asks (retrieval keeps only the rooms it is about).
+    """
     return count_tokens(knowledge_text(home, strategy, instruction)[1])
 
 
 # %% q2
 def my_rooms(home, instruction):
+    """The ids of the rooms whose names the instruction says, as whole words, in the home's order.
+
+    Args:
+        home: The home whose room names are looked for.
+        instruction: What the user asks.
+    """
     import re
 
     text = instruction.lower()
@@ -23,6 +36,13 @@ def my_rooms(home, instruction):
 
 # %% q3
 def richest_that_fits(home, instruction, budget):
+    """The first strategy of CHOICES whose knowledge fits in budget, or None when none does.
+
+    Args:
+        home: The home the knowledge describes.
+        instruction: What the user asks.
+        budget: The most tokens the knowledge text may take.
+    """
     for strategy in CHOICES:  # richest first: full, compact, retrieval
         if tokens_for(home, strategy, instruction) <= budget:
             return strategy
