@@ -40,6 +40,12 @@ class SchemaError(TypeError):
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """Split a Google-style docstring into (description, {arg: description}).
 
+    The description is the text before ``Args:``, up to a ``Returns:`` or
+    ``Examples:`` header, joined into one line.
+
+    Args:
+        doc: A function's ``__doc__``; None (no docstring) gives ``("", {})``.
+
     Examples:
         >>> parse_docstring('''Move the robot.
         ...
@@ -111,7 +117,11 @@ def _type_schema(hint: Any, enums: dict[Any, list[str]], where: str) -> dict[str
 def tool_schema(fn: Callable[..., Any], enums: dict[Any, list[str]] | None = None) -> dict[str, Any]:
     """The OpenAI ``tools`` entry for a typed, documented function.
 
-    ``enums`` maps id types (e.g. :data:`RoomId`) to the valid values.
+    Args:
+        fn: A tool function: type hints on every parameter, a docstring whose first lines are the
+            description and whose ``Args:`` describe every parameter but the injected ones (:data:`INJECTED`).
+        enums: Maps id types (e.g. :data:`RoomId`) to their valid values, which the schema lists as an
+            ``enum``; None lists none.
 
     Examples:
         >>> def move_robot(home, destination_room_id: RoomId) -> str:
@@ -171,6 +181,10 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> str | 
 
     Enum membership is left to the tool, which can say which values are valid
     in a more helpful way (and suggest the nearest one).
+
+    Args:
+        schema: A tool's schema, as :func:`tool_schema` builds it.
+        arguments: The arguments the model sent, already parsed from JSON, by name.
 
     Examples:
         >>> s = {"function": {"name": "set_light", "parameters": {"type": "object",

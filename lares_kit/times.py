@@ -78,6 +78,10 @@ def _spoken(text: str) -> str:
 def minutes_of_day(when: str | datetime | time) -> int:
     """Minutes after midnight (0-1439) for a clock time or a word; a TimeError says why not.
 
+    Args:
+        when: A time of day as text ("04:00", "4am", "0400", "half past three", "evening", a date-time
+            string), or a ``datetime``/``time`` whose hour and minute are used (seconds are dropped).
+
     Examples:
         >>> [minutes_of_day(t) for t in ("04:00", "4am", "4:00 AM", "04:00:00", "0400", "23:30:00", "4 p.m.")]
         [240, 240, 240, 240, 240, 1410, 960]
@@ -87,10 +91,11 @@ def minutes_of_day(when: str | datetime | time) -> int:
         (0, 1380, 1140)
         >>> minutes_of_day("half past three in the morning"), minutes_of_day("quarter to midnight")
         (210, 1425)
-        >>> minutes_of_day("25:00")
+        >>> minutes_of_day("25:00")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.times.TimeError: '25:00' is not a time of day: the hour must be 0-23 (1-12 with am/pm) and minutes 0-59.
+        lares_kit.times.TimeError: '25:00' is not a time of day:
+        the hour must be 0-23 (1-12 with am/pm) and minutes 0-59.
     """
     if isinstance(when, datetime):
         when = when.time()
@@ -130,6 +135,9 @@ def minutes_of_day(when: str | datetime | time) -> int:
 def clock_text(when: datetime | time) -> str:
     """A poller's time as the policy reads it: ``HH:MM:SS``.
 
+    Args:
+        when: The simulated clock's ``datetime`` (its date is ignored) or a ``time``.
+
     Examples:
         >>> clock_text(datetime(2024, 1, 1, 22, 0, 40))
         '22:00:40'
@@ -142,11 +150,15 @@ def parse_span(text: str) -> tuple[int, int] | None:
 
     A TimeError when it looks like a span but one end is not a time.
 
+    Args:
+        text: Two times joined by "-", an en or em dash, "to", "until" or "till"; both ends need a digit.
+
     Examples:
         >>> parse_span("22:00-07:00"), parse_span("10pm to 7am"), parse_span("22:00 \u2013 07:00"), parse_span("night")
         ((1320, 420), (1320, 420), (1320, 420), None)
     """
-    parts = re.split(r"\s*(?:-|\u2013|\u2014|\bto\b|\buntil\b|\btill\b)\s*", unicodedata.normalize("NFKC", text).strip())
+    parts = re.split(r"\s*(?:-|\u2013|\u2014|\bto\b|\buntil\b|\btill\b)\s*",
+                     unicodedata.normalize("NFKC", text).strip())
     if len(parts) != 2 or not all(re.search(r"\d", p) for p in parts):
         return None
     return minutes_of_day(parts[0]), minutes_of_day(parts[1])
@@ -154,6 +166,10 @@ def parse_span(text: str) -> tuple[int, int] | None:
 
 def in_span(minute: int, span: tuple[int, int]) -> bool:
     """True when ``minute`` is in ``[start, end)``; a span whose end is before its start crosses midnight.
+
+    Args:
+        minute: Minutes after midnight, 0-1439 (see :func:`minutes_of_day`).
+        span: (start, end) in minutes after midnight, as :func:`parse_span` gives; end is not included.
 
     Examples:
         >>> night = (22 * 60, 7 * 60)

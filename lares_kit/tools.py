@@ -82,17 +82,18 @@ def check_room(home: Home, room_id: str) -> str:
     For tools that take a room: the error is the sentence the model reads.
 
     Args:
-        home: The home.
+        home: The home whose rooms are valid.
         room_id: A room id, as the model sent it.
 
     Examples:
         >>> from lares_kit import load_world
         >>> check_room(load_world("lares-home"), "office")
         'office'
-        >>> check_room(load_world("lares-home"), "ofice")
+        >>> check_room(load_world("lares-home"), "ofice")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.errors.ToolError: There is no room with the ID 'ofice'. Did you mean 'office'? Rooms: lounge, hallway, kitchen, bedroom, office.
+        lares_kit.errors.ToolError: There is no room with the ID 'ofice'. Did you mean 'office'?
+        Rooms: lounge, hallway, kitchen, bedroom, office.
     """
     if room_id in home.graph:
         return room_id
@@ -106,6 +107,7 @@ def toggle_light(home: Home, light_id: LightId) -> str:
     """Toggle a light, making its room lit or dark. You can see what is in a room only when it is lit.
 
     Args:
+        home: The home the tool acts in; supplied by the toolkit, never shown to the model.
         light_id: ID of the light to toggle, e.g. "kitchen-light".
 
     Examples:
@@ -127,6 +129,7 @@ def set_light(home: Home, light_id: LightId, on: bool) -> str:
     """Switch a light on or off. Safe to repeat: it says so if the light is already that way.
 
     Args:
+        home: The home the tool acts in; supplied by the toolkit, never shown to the model.
         light_id: ID of the light, e.g. "kitchen-light".
         on: true to switch it on, false to switch it off.
 
@@ -151,6 +154,7 @@ def move_robot(home: Home, destination_room_id: RoomId) -> str:
     """Move the robot to an adjacent room, one connected to its current room by an exit.
 
     Args:
+        home: The home the tool acts in; supplied by the toolkit, never shown to the model.
         destination_room_id: ID of the adjacent room to move the robot to.
 
     Examples:
@@ -158,10 +162,11 @@ def move_robot(home: Home, destination_room_id: RoomId) -> str:
         >>> home = load_world("lares-home")
         >>> move_robot(home, "bedroom")
         'The robot moved from the Hallway to the Bedroom (bedroom). It is dark there.'
-        >>> move_robot(home, "office")
+        >>> move_robot(home, "office")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.errors.ToolError: The Office is not next to the Bedroom; from the Bedroom (bedroom) the robot can go to: hallway.
+        lares_kit.errors.ToolError: The Office is not next to the Bedroom;
+        from the Bedroom (bedroom) the robot can go to: hallway.
     """
     here = home.robot.room
     there = check_room(home, destination_room_id)
@@ -173,27 +178,35 @@ def move_robot(home: Home, destination_room_id: RoomId) -> str:
                         f"from the {home.room_name(here)} ({here}) the robot can go to: {options}.")
     home.move_robot(there)
     lit = "lit" if home.is_lit(there) else "dark"
-    return f"The robot moved from the {home.room_name(here)} to the {home.room_name(there)} ({there}). It is {lit} there."
+    return (f"The robot moved from the {home.room_name(here)} to the {home.room_name(there)} ({there}). "
+            f"It is {lit} there.")
 
 
 def look_with_robot(home: Home) -> str:
-    """Look around the robot's current room and list what is there, including things that move. Only works when the room is lit.
+    """Look around the robot's current room and list what is there, including things that move.
+    Only works when the room is lit.
+
+    Args:
+        home: The home the robot is in; supplied by the toolkit, never shown to the model.
 
     Examples:
         >>> from lares_kit import load_world
         >>> home = load_world("lares-home")
-        >>> look_with_robot(home)
-        'The robot looks around the Hallway (hallway). The hub of the house. Devices: light (hallway-light). Nothing that moves is here.'
+        >>> print(look_with_robot(home))  # doctest: +NORMALIZE_WHITESPACE
+        The robot looks around the Hallway (hallway). The hub of the house. Devices: light (hallway-light).
+        Nothing that moves is here.
         >>> move_robot(home, "bedroom")
         'The robot moved from the Hallway to the Bedroom (bedroom). It is dark there.'
-        >>> look_with_robot(home)
+        >>> look_with_robot(home)  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.errors.ToolError: It's too dark to see anything in the Bedroom -- turn on the light in the Bedroom (bedroom-light) first.
+        lares_kit.errors.ToolError: It's too dark to see anything in the Bedroom --
+        turn on the light in the Bedroom (bedroom-light) first.
         >>> set_light(home, "bedroom-light", True)
         'The light in the Bedroom (bedroom-light) is now on. The Bedroom is lit.'
-        >>> look_with_robot(home)
-        'The robot looks around the Bedroom (bedroom). A bed and a wardrobe. Devices: light (bedroom-light). Also here: Bruno, a dog (bruno).'
+        >>> print(look_with_robot(home))  # doctest: +NORMALIZE_WHITESPACE
+        The robot looks around the Bedroom (bedroom). A bed and a wardrobe. Devices: light (bedroom-light).
+        Also here: Bruno, a dog (bruno).
     """
     room_id = home.robot.room
     room = home.room_name(room_id)
@@ -223,9 +236,12 @@ def _introduce(name: str, kind: str, item_id: str) -> str:
 
 
 def ask_user(user: User, question: str) -> str:
-    """Ask the user a question and wait for the answer. Only use this as a last resort, for facts you cannot find out yourself.
+    """Ask the user a question and wait for the answer.
+    Only use this as a last resort, for facts you cannot find out yourself.
 
     Args:
+        user: Who answers: the person at home, or a scripted user in tests and benchmarks;
+            supplied by the toolkit, never shown to the model.
         question: The question to ask the user.
 
     Examples:
@@ -300,10 +316,13 @@ class Toolbox:
         ['toggle_light', 'set_light', 'move_robot', 'look_with_robot', 'ask_user', 'halt']
         >>> box.dispatch("set_light", '{"light_id": "kitchen-light", "on": true}').content
         'The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit.'
-        >>> box.dispatch("move_robot", '{"destination_room_id": "office"}').content
-        'Error: The Office is not next to the Hallway; from the Hallway (hallway) the robot can go to: lounge, kitchen, bedroom.'
-        >>> box.dispatch("fly", '{}').content
-        "Error: There is no tool called 'fly'. Tools: toggle_light, set_light, move_robot, look_with_robot, ask_user, halt."
+        >>> obs = box.dispatch("move_robot", '{"destination_room_id": "office"}')
+        >>> print(obs.content)  # doctest: +NORMALIZE_WHITESPACE
+        Error: The Office is not next to the Hallway;
+        from the Hallway (hallway) the robot can go to: lounge, kitchen, bedroom.
+        >>> print(box.dispatch("fly", '{}').content)  # doctest: +NORMALIZE_WHITESPACE
+        Error: There is no tool called 'fly'.
+        Tools: toggle_light, set_light, move_robot, look_with_robot, ask_user, halt.
     """
 
     home: Home
@@ -382,7 +401,8 @@ class Toolbox:
         key = name + json.dumps(args, sort_keys=True)
         if self.block_repeats and name not in STOP_TOOLS and self._calls.get(key) == self.home.version:
             return Observation(name, args, f"You already called {name} with these arguments and nothing has "
-                               "changed since; doing it again would give the same result. Try something else.", ok=False)
+                               "changed since; doing it again would give the same result. Try something else.",
+                               ok=False)
         if self.safety:  # enforced here, in the tool layer, whatever the prompt said or the model read
             verdict = self.safety.check(name, args)
             if verdict.action != "allow":

@@ -38,6 +38,9 @@ def is_plural(noun: str) -> bool:
     The head is the last word before "in", "of", "on", "by", "at" or a
     bracket: "the spotlights in the Kitchen (kitchen-light)" -> "spotlights".
 
+    Args:
+        noun: A world-file name or a noun phrase, e.g. "Ceiling lights" or "the door of the fridges".
+
     Examples:
         >>> is_plural("Spotlights"), is_plural("Ceiling lights"), is_plural("keys"), is_plural("Blinds")
         (True, True, True, True)
@@ -61,6 +64,10 @@ def is_plural(noun: str) -> bool:
 def agree(noun: str, verb: str) -> str:
     """``verb`` (given in its singular form: "is", "has", "was") agreeing with ``noun``.
 
+    Args:
+        noun: The subject the verb goes with, e.g. "the blinds in the Bedroom"; judged by :func:`is_plural`.
+        verb: The verb in its singular form, e.g. "is", "has", "doesn't", "looks".
+
     Examples:
         >>> agree("the spotlights in the Kitchen", "is"), agree("the light in the Kitchen", "is")
         ('are', 'is')
@@ -78,6 +85,9 @@ def with_article(noun: str) -> str:
     "an" goes before a vowel sound, judged by the first letter with the usual
     exceptions ("a unit", "an hour"); an all-capitals word is read as letters
     ("an MP3 player", "a TV").
+
+    Args:
+        noun: A kind of thing, e.g. "dog", "smoke alarm", "keys"; "" stays "".
 
     Examples:
         >>> with_article("dog"), with_article("oven"), with_article("keys"), with_article("smoke alarm")
@@ -100,6 +110,9 @@ def with_article(noun: str) -> str:
 def in_sentence(name: str) -> str:
     """A name as it reads inside a sentence: lower-case, except words in capitals ("TV", "CO2").
 
+    Args:
+        name: A world-file name, e.g. "Ceiling Light" or "CO2 sensor".
+
     Examples:
         >>> in_sentence("Spotlights"), in_sentence("TV"), in_sentence("Ceiling Light"), in_sentence("CO2 sensor")
         ('spotlights', 'TV', 'ceiling light', 'CO2 sensor')
@@ -110,6 +123,9 @@ def in_sentence(name: str) -> str:
 
 def capitalise(text: str) -> str:
     """``text`` with its first letter upper-case (the rest untouched, unlike ``str.capitalize``).
+
+    Args:
+        text: A sentence that may start with a lower-case word, e.g. "the TV in the Den is on.".
 
     Examples:
         >>> capitalise("the TV in the Den is on.")
@@ -125,6 +141,11 @@ def join_clauses(lead: str, sentence: str) -> str:
     after a clause ("It is night, so ") its first word is lower-cased when it
     is an ordinary word that only has a capital because it opened a sentence
     ("The", "It"...), never a name or "I".
+
+    Args:
+        lead: What comes first, with its own trailing space: a clause ("It is night, so "), a whole
+            sentence ("You told me. "), or "" for none.
+        sentence: The sentence to add, written as if it stood alone (capital first letter).
 
     Examples:
         >>> join_clauses("It is night, so ", "The user wants me to switch the light on.")
