@@ -38,7 +38,8 @@ def ia(*actions):
 
 
 # ------------------------------------------------------------- happy paths
-@pytest.mark.parametrize("agent,script", [("function-calling", fc(KITCHEN, HALT)), ("intent-action", ia(KITCHEN, HALT))])
+@pytest.mark.parametrize("agent,script", [("function-calling", fc(KITCHEN, HALT)),
+                                          ("intent-action", ia(KITCHEN, HALT))])
 def test_a_clean_run_ends_done(home, agent, script):
     ep, client = run(home, script, agent)
     assert ep.status == "done" and ep.final_message == "Done."
@@ -72,7 +73,8 @@ def test_intent_action_forces_decide_then_only_the_chosen_function(home):
 def test_intent_summary_replaces_the_raw_intent_call(home):
     ep, client = run(home, ia(KITCHEN, HALT), "intent-action")
     history = client.requests[2]["messages"][4:]  # the second intent request
-    assert history[0] == {"role": "assistant", "content": "I have decided to call set_light because: It is the next step."}
+    assert history[0] == {"role": "assistant",
+                          "content": "I have decided to call set_light because: It is the next step."}
     assert history[1]["tool_calls"][0]["function"]["name"] == "set_light"
     assert history[2]["role"] == "tool" and history[2]["content"].startswith("The light in the Kitchen")
     assert not any("decide_best_function" in str(m.get("tool_calls")) for m in history)
@@ -89,7 +91,8 @@ def test_prompt_layout_and_the_only_user_message(home):
 
 @pytest.mark.parametrize("mode,header,kitchen_after", [
     ("latest", "WORLD KNOWLEDGE (latest)", True),
-    ("initial", "WORLD KNOWLEDGE (initial: the state at the start of the task; changes since are only in the history)", False),
+    ("initial", "WORLD KNOWLEDGE (initial: the state at the start of the task; "
+                "changes since are only in the history)", False),
 ])
 def test_knowledge_modes(home, mode, header, kitchen_after):
     import json
@@ -112,7 +115,8 @@ def test_knowledge_none_leaves_the_message_out(home):
 # ------------------------------------------------------- malformed replies
 @pytest.mark.parametrize("agent", ["function-calling", "intent-action"])
 def test_a_reply_without_a_call_is_an_error_step_and_the_loop_recovers(home, agent):
-    script = [text("I think the light should be on.")] + (fc(KITCHEN, HALT) if agent == "function-calling" else ia(KITCHEN, HALT))
+    script = [text("I think the light should be on.")] + (fc(KITCHEN, HALT) if agent == "function-calling"
+                                                          else ia(KITCHEN, HALT))
     ep, client = run(home, script, agent)
     assert isinstance(ep.steps[0], Error) and ep.steps[0].reply == "I think the light should be on."
     assert ep.status == "done" and home.devices["kitchen-light"].state["on"]
@@ -132,7 +136,8 @@ def test_empty_choices_is_an_error_step(home, agent):
 def test_function_calling_unknown_tool_becomes_an_error_observation(home):
     ep, client = run(home, fc(call("fly", to="moon"), KITCHEN, HALT))
     first = ep.steps[0]
-    assert isinstance(first, ToolCall) and not first.ok and first.result.startswith("Error: There is no tool called 'fly'")
+    assert (isinstance(first, ToolCall) and not first.ok
+            and first.result.startswith("Error: There is no tool called 'fly'"))
     tool_msg = client.requests[1]["messages"][-1]
     assert tool_msg == {"role": "tool", "tool_call_id": first.call_id, "content": first.result}
     assert ep.status == "done"
@@ -140,7 +145,8 @@ def test_function_calling_unknown_tool_becomes_an_error_observation(home):
 
 @pytest.mark.parametrize("agent", ["function-calling", "intent-action"])
 def test_bad_json_arguments_become_an_error_observation(home, agent):
-    script = fc(bad_args("set_light"), KITCHEN, HALT) if agent == "function-calling" else ia(bad_args("set_light"), KITCHEN, HALT)
+    script = (fc(bad_args("set_light"), KITCHEN, HALT) if agent == "function-calling"
+              else ia(bad_args("set_light"), KITCHEN, HALT))
     ep, _ = run(home, script, agent)
     bad = ep.tool_calls[0]
     assert not bad.ok and bad.arguments is None and bad.raw_arguments == '{"light_id": "kitchen-light",'
@@ -149,7 +155,8 @@ def test_bad_json_arguments_become_an_error_observation(home, agent):
 
 
 def test_function_calling_runs_only_the_first_of_two_calls_unless_parallel(home):
-    two = calls(("set_light", {"light_id": "kitchen-light", "on": True}), ("set_light", {"light_id": "office-light", "on": True}))
+    two = calls(("set_light", {"light_id": "kitchen-light", "on": True}),
+                ("set_light", {"light_id": "office-light", "on": True}))
     ep, client = run(home, fc(two, HALT))
     assert [s.ok for s in ep.tool_calls] == [True, False, True]
     assert ep.tool_calls[1].result.startswith("Error: Only one function call is allowed")
@@ -160,7 +167,8 @@ def test_function_calling_runs_only_the_first_of_two_calls_unless_parallel(home)
 
 
 def test_function_calling_parallel_runs_every_call(home):
-    two = calls(("set_light", {"light_id": "kitchen-light", "on": True}), ("set_light", {"light_id": "office-light", "on": True}))
+    two = calls(("set_light", {"light_id": "kitchen-light", "on": True}),
+                ("set_light", {"light_id": "office-light", "on": True}))
     ep, client = run(home, fc(two, HALT), options={"parallel_tool_calls": True})
     assert client.requests[0]["parallel_tool_calls"] is True
     assert [s.ok for s in ep.tool_calls] == [True, True, True]
@@ -168,7 +176,8 @@ def test_function_calling_parallel_runs_every_call(home):
 
 
 def test_intent_action_two_calls_when_one_was_forced(home):
-    two = calls(("set_light", {"light_id": "kitchen-light", "on": True}), ("set_light", {"light_id": "office-light", "on": True}))
+    two = calls(("set_light", {"light_id": "kitchen-light", "on": True}),
+                ("set_light", {"light_id": "office-light", "on": True}))
     ep, _ = run(home, [decide("set_light"), two, decide("halt"), HALT], "intent-action")
     assert [s.ok for s in ep.tool_calls] == [True, False, True]
     assert home.devices["office-light"].state["on"] is False and ep.status == "done"

@@ -252,7 +252,8 @@ def test_the_monitor_keeps_what_the_sandbox_refused():
         with pytest.raises(ConditionError):
             monitor.register("def f():\n    return get('fridge', 'lid') == 'open'")
         assert [why.split(";")[0] for _, why in monitor.refused] == [
-            "Line 1: imports are not allowed in a condition", "The condition reads 'lid' of 'fridge', which it does not have"]
+            "Line 1: imports are not allowed in a condition",
+            "The condition reads 'lid' of 'fridge', which it does not have"]
         assert monitor.conditions == {}
 
 

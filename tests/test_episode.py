@@ -98,17 +98,20 @@ def test_run_json_is_the_contract(episode):
     assert data["status"] == "done" and data["final_message"] == "The bedroom light is on; Bruno is there."
     assert all(list(s) == ["tool", "arguments", "result", "ok"] for s in data["steps"])
     assert data["steps"][0] == {"tool": "toggle_light", "arguments": {"light_id": "bedroom-light"},
-                                "result": "The light in the Bedroom (bedroom-light) is now on. The Bedroom is lit.", "ok": True}
+                                "result": "The light in the Bedroom (bedroom-light) is now on. The Bedroom is lit.",
+                                "ok": True}
     assert data["llm_calls"] == 5 and data["usage"] == {"prompt_tokens": 500, "completion_tokens": 50}
     assert data["asked"] == ["Is that your dog?"]
     assert data["state"]["robot"] == "bedroom" and data["state"]["bedroom-light"] == {"on": True}
-    assert set(data["state"]) == {"robot", "lounge-light", "hallway-light", "kitchen-light", "bedroom-light", "office-light"}
+    assert set(data["state"]) == {"robot", "lounge-light", "hallway-light", "kitchen-light", "bedroom-light",
+                                  "office-light"}
     json.dumps(data)
 
 
 def test_run_json_shows_unreadable_arguments_as_sent():
     ep = Episode("x", "w", "a", "m", steps=[ToolCall("set_light", None, "Error: bad", ok=False, raw_arguments="{oops")])
-    assert ep.to_run_json()["steps"] == [{"tool": "set_light", "arguments": "{oops", "result": "Error: bad", "ok": False}]
+    assert ep.to_run_json()["steps"] == [{"tool": "set_light", "arguments": "{oops", "result": "Error: bad",
+                                          "ok": False}]
 
 
 def test_transcript_reads_like_a_story(episode):
