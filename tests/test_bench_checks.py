@@ -291,7 +291,8 @@ def test_an_empty_answer_passes_no_task_judged_by_its_message(final):
     assert passed == []
 
 
-@pytest.mark.parametrize("final", ["Sorry, I could not understand that.", "I'm sorry, I cannot understand what you mean."])
+@pytest.mark.parametrize("final", ["Sorry, I could not understand that.",
+                                   "I'm sorry, I cannot understand what you mean."])
 def test_not_understanding_is_not_a_refusal(final):
     passed = [t.id for t in REFUSING if message_verdict(t, final)]
     assert passed == []

@@ -111,8 +111,10 @@ def test_summary_rows_per_category():
 def test_lares_bench_command(tmp_path):
     out, fig = tmp_path / "out.json", tmp_path / "fig.png"
     proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", "lares-home", "--agent",
-                           "function-calling", "--json", str(out), "--plot", str(fig), "--runs", str(tmp_path / "runs")],
-                          check=False, capture_output=True, text=True, env={**__import__("os").environ, "LARES_PROGRESS": "0"})
+                           "function-calling", "--json", str(out), "--plot", str(fig),
+                           "--runs", str(tmp_path / "runs")],
+                          check=False, capture_output=True, text=True,
+                          env={**__import__("os").environ, "LARES_PROGRESS": "0"})
     assert proc.returncode == 0, proc.stderr
     assert "agent function-calling, model offline" in proc.stdout and "tokens per solved task" in proc.stdout
     data = json.loads(out.read_text())
@@ -156,8 +158,8 @@ SPOILED = [
     ("an empty list", lambda r: b"[]", "it holds a list, not an episode record"),
     ("null", lambda r: b"null", "it holds null"),
     ("invalid UTF-8", lambda r: b"\xff" + json.dumps(r).encode(), "not UTF-8 text"),
-    ("latin-1 in the final message", lambda r: json.dumps(r).encode().replace(b'"final_message"', b'"final_m\xe9ssage"'),
-     "not UTF-8 text"),
+    ("latin-1 in the final message",
+     lambda r: json.dumps(r).encode().replace(b'"final_message"', b'"final_m\xe9ssage"'), "not UTF-8 text"),
     ("cut short by a kill", lambda r: json.dumps(r).encode()[:100], "not valid JSON at line"),
     ("the agent key missing", lambda r: _edit(r, agent=DROP), "the key 'agent' is missing"),
     ("the episode key missing", lambda r: _edit(r, episode=DROP), "the key 'episode' is missing"),

@@ -324,6 +324,12 @@ CHECKS: dict[str, tuple[Callable[[Expect], bool], Callable[[Expect, Outcome], Ch
 def run_checks(expect: Expect, outcome: Outcome, kinds: tuple[str, ...] | None = None) -> list[CheckResult]:
     """Every check the ``expect`` block switches on (or only ``kinds``), in table order.
 
+    Args:
+        expect: The task's ``expect`` block: which checks it switches on, and what they compare with.
+        outcome: What the episode left: the home, the status, the final message, the questions asked...
+        kinds: Run only these kinds of check (names in :data:`CHECKS`, e.g. ``("states", "seen")``); None: every one
+            switched on.
+
     Examples:
         >>> from lares_kit.bench.tasks import load_suite
         >>> from lares_kit.bench.scene import set_stage
@@ -339,5 +345,9 @@ def run_checks(expect: Expect, outcome: Outcome, kinds: tuple[str, ...] | None =
 
 
 def failed(results: list[CheckResult]) -> list[CheckResult]:
-    """The failing checks only."""
+    """The failing checks only.
+
+    Args:
+        results: Check results, as :func:`run_checks` returns them.
+    """
     return [r for r in results if not r.passed]

@@ -40,6 +40,11 @@ def select_tasks(tasks: list[Task], patterns: list[str] | None = None, limit: in
     the second, ...), so a small slice still covers every kind of task; the
     result keeps the suites' order. ``limit`` None or 0: no limit.
 
+    Args:
+        tasks: The tasks to choose from, in the suites' order.
+        patterns: Task ids or categories, shell-style (``"lh-kitchen*"``, ``"search"``); None: every task.
+        limit: At most this many tasks, taken category by category; None or 0: no limit.
+
     Examples:
         >>> tasks = load_tasks(["lares-home"])
         >>> [t.id for t in select_tasks(tasks, ["lh-kitchen*"])]
@@ -63,7 +68,11 @@ def select_tasks(tasks: list[Task], patterns: list[str] | None = None, limit: in
 
 
 def cli_bench(args: argparse.Namespace) -> int:
-    """Run ``lares bench``; returns the exit status (0, or 2 for bad input via LaresError)."""
+    """Run ``lares bench``; returns the exit status (0, or 2 for bad input via LaresError).
+
+    Args:
+        args: The parsed ``lares bench`` command line (``--suite``, ``--agent``, ``--model``, ``--seeds``...).
+    """
     from ..agents import get_agent
 
     agents = args.agent or list(DEFAULT_AGENTS)

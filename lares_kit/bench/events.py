@@ -60,7 +60,13 @@ class EventLog:
 
 
 def parse_events(v: Any, raw: Any, key: str) -> list[Event]:
-    """Events from a task file, validated with the task's :class:`~lares_kit.bench.validate.Validator`."""
+    """Events from a task file, validated with the task's :class:`~lares_kit.bench.validate.Validator`.
+
+    Args:
+        v: The Validator of the task file being read: it names the file in errors and knows the task's world.
+        raw: The task's ``events`` value as YAML read it: a list of ``{after, states}`` mappings, or None.
+        key: The key path of that value in the file, e.g. ``tasks[3].events``, for error messages.
+    """
     events = []
     last = -1.0
     for n, entry in enumerate(v.list(raw if raw is not None else [], key)):
@@ -85,11 +91,16 @@ def parse_event_texts(texts: list[str], home: Home) -> list[Event]:
     home only reads (a fridge's door sensor). Texts with the same time become
     one event; events are sorted by time.
 
+    Args:
+        texts: Events as typed, e.g. ``"30s fridge door=open"`` (``lares run --event``).
+        home: The home the devices and attributes are checked against.
+
     Examples:
         >>> from lares_kit import load_world
         >>> home = load_world("sage-home")
-        >>> parse_event_texts(["2m fridge door=closed", "30s fridge door=open"], home)
-        [Event(after=30.0, states={'fridge': {'door': 'open'}}), Event(after=120.0, states={'fridge': {'door': 'closed'}})]
+        >>> parse_event_texts(["2m fridge door=closed", "30s fridge door=open"], home)  # doctest: +NORMALIZE_WHITESPACE
+        [Event(after=30.0, states={'fridge': {'door': 'open'}}),
+         Event(after=120.0, states={'fridge': {'door': 'closed'}})]
         >>> parse_event_texts(["30s fridge door=ajar"], home)
         Traceback (most recent call last):
         ...
@@ -142,6 +153,11 @@ def _event_from_text(text: str, home: Home) -> tuple[float, str, dict[str, Any]]
 
 def play_events(events: list[Event], home: Home, monitor: Any) -> EventLog:
     """Tick the monitor through the events (interval by interval), then settle; return the log.
+
+    Args:
+        events: What happens after the episode, in time order: device states set at clock seconds.
+        home: The home the events change (the monitor's own).
+        monitor: The :class:`~lares_kit.monitor.Monitor` whose conditions are checked as the clock runs.
 
     Examples:
         >>> from lares_kit import load_world

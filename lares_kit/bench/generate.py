@@ -35,6 +35,12 @@ def generate_tasks(home: Home, n: int = 8, seed: int = 0, check: bool = True) ->
     With ``check`` every task is solved by the oracle first, and a task it
     cannot solve is dropped (and reported by its absence).
 
+    Args:
+        home: The home to write tasks for, e.g. one from :func:`lares_kit.generate.generate_home`.
+        n: How many tasks to write (fewer when ``check`` drops some).
+        seed: Chooses the rooms, devices and items: the same seed, the same tasks.
+        check: Solve each task with the oracle first and drop one it cannot solve; False skips that (faster).
+
     Examples:
         >>> from lares_kit.generate import generate_home
         >>> home = generate_home(rooms=30, devices=120, seed=2)

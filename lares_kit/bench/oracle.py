@@ -112,7 +112,8 @@ def _set_calls(dev: Any, attr: str, value: Any, tools: set[str]) -> list[Call]:
 
 def _key(scene: Scene, home: Home) -> str:
     expect = scene.task.expect
-    devices = sorted(set(expect.states) | {d.id for r in _rooms_that_matter(scene) for d in home.devices_in(r, "light")})
+    devices = sorted(set(expect.states)
+                     | {d.id for r in _rooms_that_matter(scene) for d in home.devices_in(r, "light")})
     return json.dumps([home.robot.room, [home.devices[d].state for d in devices],
                        sorted(i for i in expect.seen if i in home.seen)], sort_keys=True)
 
@@ -120,8 +121,11 @@ def _key(scene: Scene, home: Home) -> str:
 def oracle_plan(task: Task, world: Home, seed: int = 0, budget: int = 100_000) -> list[Call]:
     """The shortest list of tool calls that solves the task, ending with ``halt``.
 
-    ``budget`` caps the nodes expanded; a task that needs more is too big
-    for an exact answer and raises :class:`OracleError`.
+    Args:
+        task: The task to solve.
+        world: The task's home as loaded; it is copied, never changed.
+        seed: The seed the task's set-up shuffles its items with (only when it says ``shuffle: true``).
+        budget: The most search states to expand before giving up with :class:`OracleError`.
 
     Examples:
         >>> from lares_kit import load_world
@@ -173,6 +177,11 @@ def oracle_plan(task: Task, world: Home, seed: int = 0, budget: int = 100_000) -
 
 def oracle_steps(task: Task, world: Home, seed: int = 0) -> int:
     """The length of :func:`oracle_plan`: world calls, plus a question if needed, plus the halt.
+
+    Args:
+        task: The task to solve.
+        world: The task's home as loaded; it is copied, never changed.
+        seed: The seed the task's set-up shuffles its items with (only when it says ``shuffle: true``).
 
     Examples:
         >>> from lares_kit import load_world

@@ -65,6 +65,9 @@ _GLUED_TEXT = {".", ",", "-", "_"}
 def spoken(n: int) -> str | None:
     """A regex for a whole number in words, from 0 to 999 (None beyond).
 
+    Args:
+        n: A whole number.
+
     Examples:
         >>> spoken(2), spoken(21), spoken(40)
         ('two', 'twenty[- ]?one', 'forty')
@@ -85,6 +88,9 @@ def spoken(n: int) -> str | None:
 
 def number_regex(n: int) -> str:
     """A regex for a whole number, in digits or words, that never matches part of a bigger number.
+
+    Args:
+        n: A whole number, e.g. 21 or 1650.
 
     Examples:
         >>> rx = re.compile(number_regex(21), re.IGNORECASE)
@@ -117,6 +123,9 @@ def widen_numbers(pattern: str) -> str:
 
     Only numbers that stand alone in the pattern are rewritten: not one next
     to a digit pattern, a decimal point, a hyphen or other letters.
+
+    Args:
+        pattern: A task author's regex, e.g. ``"(set|turned) to 21"``.
 
     Examples:
         >>> widen_numbers("nine") == f"(?:{number_regex(9)})"
@@ -151,6 +160,9 @@ def _stands_alone(before: tuple[str, str] | None, after: tuple[str, str] | None)
 
 def text_regex(pattern: str) -> str:
     """An author's pattern as the regex a check searches with: whole words, numbers as digits or words.
+
+    Args:
+        pattern: A task author's pattern from ``mentions`` or ``not_claims``: a regex, or plain words.
 
     Examples:
         >>> def finds(pattern, text):

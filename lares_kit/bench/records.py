@@ -44,9 +44,10 @@ WARN_AT_MOST = 10  # unusable records warned about one by one; the rest in one l
 def record_problem(record: Any, identity: dict[str, Any] | None = None) -> str | None:
     """Why a saved record cannot be used, or None when it can.
 
-    ``identity``: what the record must say about itself (task, agent, model,
-    seed, knowledge), so a record copied from another episode is not taken
-    for this one.
+    Args:
+        record: A saved record as JSON read it: it should be a mapping with the result keys.
+        identity: What the record must say about itself (``task``, ``agent``, ``model``, ``seed``, ``knowledge``), so a
+            record copied from another episode is not taken for this one; None: not checked.
 
     Examples:
         >>> record_problem([])
@@ -62,7 +63,8 @@ def record_problem(record: Any, identity: dict[str, Any] | None = None) -> str |
         value = record[key]
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             return f"{key!r} holds {_a(value)}, {brief(value)}"
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and not (math.isfinite(value) and value >= 0):
+        if (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and not (math.isfinite(value) and value >= 0)):
             return f"{key!r} holds {brief(value)}, not a count"
     for n, check in enumerate(record["checks"]):
         if not (isinstance(check, dict) and isinstance(check.get("kind"), str) and isinstance(check.get("passed"), bool)
@@ -92,14 +94,18 @@ def _a(value: Any) -> str:
 def read_record(path: str | Path) -> dict[str, Any]:
     """One saved record, checked with :func:`record_problem`; a DataFileError naming the file if it is unusable.
 
+    Args:
+        path: A record's JSON file, as a run saves it under its runs folder.
+
     Examples:
         >>> import tempfile, pathlib
         >>> bad = pathlib.Path(tempfile.mkdtemp()) / "t-s0-latest.json"
         >>> _ = bad.write_bytes(b"\\xff\\xfe[]")
-        >>> read_record(bad)
+        >>> read_record(bad)  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.errors.DataFileError: .../t-s0-latest.json: not UTF-8 text: byte 0xff on line 1 cannot be read; save the file as UTF-8
+        lares_kit.errors.DataFileError: .../t-s0-latest.json: not UTF-8 text: byte 0xff on line 1 cannot be read;
+        save the file as UTF-8
     """
     source = str(path)
     record = parse_json(read_text_file(path), source, strict=True)
@@ -115,6 +121,13 @@ def saved_record(path: Path, fingerprint: str, identity: dict[str, Any], notes: 
     None without a word when there is no record, its task changed since (the
     ``fingerprint``) or it ended in an error worth retrying; None with a
     sentence appended to ``notes`` when the file cannot be used.
+
+    Args:
+        path: Where this episode's record would be saved.
+        fingerprint: The task's :meth:`~lares_kit.bench.tasks.Task.fingerprint` now: a record of an older definition is
+            run again.
+        identity: What the record must say about itself (see :func:`record_problem`).
+        notes: Where a sentence about an unusable file is appended.
 
     Examples:
         >>> import tempfile, pathlib
@@ -147,14 +160,18 @@ def saved_record(path: Path, fingerprint: str, identity: dict[str, Any], notes: 
 def prepare_runs(runs: Path) -> None:
     """Make the runs folder, or say in a sentence why it cannot be one -- before any episode runs.
 
+    Args:
+        runs: The runs folder to make (with its parents), or an existing folder.
+
     Examples:
         >>> import tempfile, pathlib
         >>> taken = pathlib.Path(tempfile.mkdtemp()) / "results.txt"
         >>> _ = taken.write_text("mine")
-        >>> prepare_runs(taken)
+        >>> prepare_runs(taken)  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.errors.LaresError: the runs folder .../results.txt is a file; name a folder for the episode records (a new one is made)
+        lares_kit.errors.LaresError: the runs folder .../results.txt is a file;
+        name a folder for the episode records (a new one is made)
     """
     kind = path_kind(runs)
     if kind not in ("folder", "missing"):
@@ -175,6 +192,11 @@ def clean_temporary(folders: Iterable[Path], now: float | None = None) -> int:
     default "now" is the file system's own clock -- the time it stamps on a
     file made this instant -- since that is the clock the records' times come
     from (a process's clock may differ: a network disk, faketime).
+
+    Args:
+        folders: The folders a run writes its records in.
+        now: The time to age the files against, in seconds since the epoch; None: the file system's own clock in each
+            folder.
 
     Examples:
         >>> import os, tempfile, pathlib
@@ -206,6 +228,9 @@ def clean_temporary(folders: Iterable[Path], now: float | None = None) -> int:
 def filesystem_now(folder: Path) -> float:
     """The time the file system in ``folder`` stamps on a file made now (seconds since the epoch).
 
+    Args:
+        folder: A folder to write a throwaway file in (it is removed again).
+
     Examples:
         >>> import tempfile
         >>> folder = Path(tempfile.mkdtemp())
@@ -219,7 +244,11 @@ def filesystem_now(folder: Path) -> float:
 
 
 def warn_unusable(notes: list[str]) -> None:
-    """A :class:`~lares_kit.errors.LaresWarning` for each unusable record (the first ten, then how many more)."""
+    """A :class:`~lares_kit.errors.LaresWarning` for each unusable record (the first ten, then how many more).
+
+    Args:
+        notes: Sentences about the records that could not be used.
+    """
     for note in notes[:WARN_AT_MOST]:
         warnings.warn(note, LaresWarning, stacklevel=3)
     if len(notes) > WARN_AT_MOST:
@@ -232,6 +261,9 @@ def load_records(runs: str | Path) -> list[dict[str, Any]]:
 
     For reading results into a table: unlike a resumed run, it keeps records
     whatever keys they hold (:func:`record_problem` says which a run would redo).
+
+    Args:
+        runs: A runs folder, as ``lares bench --runs`` fills it.
 
     Examples:
         >>> import tempfile, pathlib
@@ -254,7 +286,11 @@ def load_records(runs: str | Path) -> list[dict[str, Any]]:
 
 
 def load_episode(path: str | Path) -> Episode:
-    """The Episode inside one saved record, for ``print()`` or ``SearchReplay``."""
+    """The Episode inside one saved record, for ``print()`` or ``SearchReplay``.
+
+    Args:
+        path: A record's JSON file under a runs folder.
+    """
     record = read_record(path)
     if record["episode"] is None:
         raise DataFileError(str(path), "", f"this episode did not run ({brief(record['error'])})")

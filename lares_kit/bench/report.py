@@ -53,6 +53,10 @@ def _category_order(category: str) -> tuple[int, str]:
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Per (agent, model, category) rows and per (agent, model) totals.
 
+    Args:
+        records: Episode records with the result keys (``agent``, ``model``, ``category``, ``success``, ``steps``,
+            ``oracle_steps``, tokens...), as a run returns them.
+
     Examples:
         >>> recs = [{"agent": "a", "model": "m", "category": "direct", "success": s, "steps": 2,
         ...          "oracle_steps": 2, "llm_calls": 2, "prompt_tokens": 100, "completion_tokens": 10,
@@ -98,6 +102,9 @@ def _cells(row: dict[str, Any]) -> str:
 def format_table(summary: dict[str, Any]) -> str:
     """The summary as a fixed-width table: one block per agent and model, a total row each.
 
+    Args:
+        summary: What :func:`summarize` returns.
+
     Examples:
         >>> recs = [{"agent": "a", "model": "m", "category": "direct", "success": True, "steps": 2,
         ...          "oracle_steps": 2, "llm_calls": 2, "prompt_tokens": 100, "completion_tokens": 10,
@@ -106,7 +113,8 @@ def format_table(summary: dict[str, Any]) -> str:
         agent a, model m
           category          n  success  steps/oracle  llm calls  prompt tok  compl tok  seconds
           direct            1     100%          1.00        2.0         100         10     0.10
-          all               1     100%          1.00        2.0         100         10     0.10   110 tokens per solved task
+          all               1     100%          1.00        2.0         100         10     0.10
+          110 tokens per solved task
     """
     lines: list[str] = []
     header = "  " + "".join(title.ljust(w) if kind == "text" else title.rjust(w + 1)
@@ -128,6 +136,10 @@ def plot(summary: dict[str, Any], path: str | None = None) -> Any:
     """Two panels: success by category per agent, and tokens per solved task.
 
     Saves to ``path`` when given; returns the matplotlib Figure.
+
+    Args:
+        summary: What :func:`summarize` returns.
+        path: An image file to save the figure to (``.png``, ``.svg``...); None: not saved.
 
     Examples:
         >>> recs = [{"agent": "a", "model": "m", "category": "direct", "success": True, "steps": 2,

@@ -137,6 +137,12 @@ class BenchRun:
 def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
     """Run one episode and judge it; returns its record. Never raises for an agent's failure.
 
+    Args:
+        job: The episode to run: task, agent, model, seed and knowledge mode.
+        world: The task's home as loaded; the episode runs in a fresh copy.
+        client: The model's ``openai.OpenAI``-like client; None: ``make_client(job.model)``.
+        oracle: The oracle's step count for the task, kept in the record to compare with.
+
     Examples:
         >>> from lares_kit.bench.tasks import load_suite
         >>> task = next(t for t in load_suite("lares-home") if t.id == "lh-kitchen-on")
@@ -152,7 +158,8 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
                               "model": job.model, "success": False, "steps": 0, "oracle_steps": oracle,
                               "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0,
                               "error": None, "seed": job.seed, "knowledge": job.knowledge,
-                              "fingerprint": task.fingerprint(), "status": "", "checks": [], "unsafe": [], "episode": None}
+                              "fingerprint": task.fingerprint(), "status": "", "checks": [], "unsafe": [],
+                              "episode": None}
     start = time.perf_counter()
     # Persistent-command tasks: a poller the agent may register conditions with, played after the episode.
     monitor = Monitor(scene.home, isolation="inline") if task.events else None
@@ -225,10 +232,17 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
               knowledge: str = "latest", clients: dict[str, Any] | None = None) -> BenchRun:
     """Run every task with every agent, model and seed; return the records and their summary.
 
-    ``runs`` is the folder for per-episode records (None: keep them in
-    memory only); episodes already saved there are not run again.
-    ``clients`` maps model names to ready clients (default:
-    ``make_client(model)`` once per model, shared by the threads).
+    Args:
+        tasks: The tasks to run, e.g. from :func:`~lares_kit.bench.tasks.load_tasks`.
+        agents: Agent names, as :func:`lares_kit.run_agent` takes them.
+        models: Model names; None: ``$LARES_MODEL``, else the offline model.
+        seeds: Episodes per task and agent, with seeds 0, 1, ...: a task with ``shuffle: true`` hides its items
+            elsewhere for each.
+        concurrency: How many episodes run at once, in threads (a remote model is worth several).
+        runs: The folder for the per-episode records; episodes already saved there are not run again. None: keep them in
+            memory only.
+        knowledge: The knowledge mode for the designs that take it; one that does not (sage) runs with its own.
+        clients: Model name -> ready client; a model not in it gets ``make_client(model)``, shared by the threads.
 
     Examples:
         >>> from lares_kit.bench.tasks import load_suite

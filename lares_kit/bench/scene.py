@@ -37,6 +37,9 @@ def copy_home(home: Home) -> Home:
     Episodes never change the layout, so sharing the graph keeps copies cheap
     (the breadth-first oracle makes thousands of them).
 
+    Args:
+        home: The home to copy.
+
     Examples:
         >>> from lares_kit import load_world
         >>> home = load_world("lares-home")
@@ -72,6 +75,11 @@ def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
     The seed matters only when the set-up says ``shuffle: true``: then the
     movable items are hidden in rooms chosen by the seed (the same seed always
     gives the same rooms), before the task's own placements are applied.
+
+    Args:
+        task: The task whose set-up to apply: the robot's room, device states, item placements, the speaker...
+        world: The task's home as loaded; it is copied, never changed.
+        seed: Hides the movable items when the set-up says ``shuffle: true``; otherwise unused.
 
     Examples:
         >>> from lares_kit import load_world
@@ -111,7 +119,8 @@ def seed_memory(seed: dict[str, Any], user: str) -> Any:
 
     Examples:
         >>> memory = seed_memory({"preferences": {"office temperature": 21},
-        ...     "turns": [{"role": "user", "text": "I like the office at 21 degrees", "at": "2026-11-28 09:14"}]}, "ana")
+        ...     "turns": [{"role": "user", "text": "I like the office at 21 degrees", "at": "2026-11-28 09:14"}]},
+        ...     "ana")
         >>> memory.store.preferences("ana"), [t.text for t in memory.long_term()]
         ({'office temperature': 21}, ['I like the office at 21 degrees'])
     """
@@ -130,6 +139,10 @@ def seed_memory(seed: dict[str, Any], user: str) -> Any:
 def room_pattern(home: Home, room_id: str) -> str:
     """A regex that matches a room's id, name or aliases (spaces and hyphens alike).
 
+    Args:
+        home: The home the room is in.
+        room_id: The room's id, e.g. ``"main-bedroom"``.
+
     Examples:
         >>> from lares_kit import load_world
         >>> room_pattern(load_world("garden-flat"), "main-bedroom")
@@ -144,8 +157,11 @@ def room_pattern(home: Home, room_id: str) -> str:
 def fill(text: str, context: dict[str, Any], home: Home, regex: bool = False) -> str:
     """Fill ``{<item>.room}``, ``{time_of_day}`` and ``{user}`` in an answer or a pattern.
 
-    In a pattern (``regex=True``) a room becomes :func:`room_pattern`; in an
-    answer, the room's name.
+    Args:
+        text: An answer or a pattern with placeholders, e.g. ``"He is in the {bruno.room}."``.
+        context: The scene's values: ``items`` (item id -> room id), ``time_of_day``, ``user``.
+        home: The home whose room names fill ``{<item>.room}``.
+        regex: True for a pattern (a room becomes :func:`room_pattern`), False for an answer (its name).
 
     Examples:
         >>> from lares_kit import load_world

@@ -168,6 +168,9 @@ def suite_paths() -> dict[str, Path]:
 def load_suite(id_or_path: str | os.PathLike) -> list[Task]:
     """The tasks of one suite, by id (``"townhouse"``) or path.
 
+    Args:
+        id_or_path: A suite id such as ``"townhouse"`` (a file in ``worlds/tasks/``), or a path to a YAML file.
+
     Examples:
         >>> tasks = load_suite("lares-home")
         >>> tasks[0].world
@@ -184,6 +187,9 @@ def load_suite(id_or_path: str | os.PathLike) -> list[Task]:
 
 def load_tasks(suites: list[str] | None = None) -> list[Task]:
     """Tasks of the named suites (all suites when None), checking ids are unique.
+
+    Args:
+        suites: Suite ids or paths; None: every suite found.
 
     Examples:
         >>> tasks = load_tasks()
@@ -224,12 +230,20 @@ def _unknown_keys(v: Validator, entry: dict[str, Any], allowed: set[str], key: s
 def parse_suite(data: Any, source: str = "<suite>", suite: str = "suite") -> list[Task]:
     """Build the tasks of a suite from parsed YAML, validating every key against its world.
 
+    Args:
+        data: The suite as YAML read it: a mapping with ``world`` and ``tasks``.
+        source: Where the data comes from, e.g. a file name: errors start with it.
+        suite: The suite's name when the data has no ``suite`` key (:func:`load_suite` passes the file's id).
+
     Examples:
         >>> parse_suite({"world": "lares-home", "tasks": [{"id": "a", "category": "direct",
-        ...     "instruction": "Lights!", "expect": {"states": {"attic-light": {"on": True}}}}]}, "x.yaml")
+        ...     "instruction": "Lights!", "expect": {"states": {"attic-light": {"on": True}}}}]},
+        ...     "x.yaml")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.bench.tasks.TaskError: x.yaml: tasks[0].expect.states.attic-light: no device 'attic-light' in world 'lares-home'; devices are: lounge-light, hallway-light, kitchen-light, bedroom-light, office-light
+        lares_kit.bench.tasks.TaskError: x.yaml: tasks[0].expect.states.attic-light:
+        no device 'attic-light' in world 'lares-home';
+        devices are: lounge-light, hallway-light, kitchen-light, bedroom-light, office-light
     """
     v = Validator(source, TaskError)
     top = v.mapping(data, "")

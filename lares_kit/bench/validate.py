@@ -50,10 +50,11 @@ class Validator:
         >>> v = Validator("x.yaml", ValueError, load_world("lares-home"))
         >>> v.room("hallway", "setup.robot")
         'hallway'
-        >>> v.room("attic", "setup.robot")
+        >>> v.room("attic", "setup.robot")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        ValueError: ('x.yaml', 'setup.robot', "unknown room 'attic'; rooms are: lounge, hallway, kitchen, bedroom, office")
+        ValueError: ('x.yaml', 'setup.robot',
+                     "unknown room 'attic'; rooms are: lounge, hallway, kitchen, bedroom, office")
     """
 
     def __init__(self, source: str, error: Callable[[str, str, str], Exception], home: Home | None = None) -> None:
@@ -101,7 +102,8 @@ class Validator:
         return entry[name]
 
     def regex(self, pattern: Any, key: str) -> str:
-        self.expect(isinstance(pattern, str) and pattern != "", key, f"expected a regular expression, got {_kind(pattern)}")
+        self.expect(isinstance(pattern, str) and pattern != "", key,
+                    f"expected a regular expression, got {_kind(pattern)}")
         self.expect(len(pattern) <= REGEX_AT_MOST, key, f"a regular expression of {len(pattern):,} characters is too "
                     f"long (at most {REGEX_AT_MOST:,})")
         try:
@@ -117,7 +119,8 @@ class Validator:
             if room:
                 self.item(name, key)
             else:
-                self.expect(name in self.context, key, f"unknown placeholder {brief(match.group(0))}; use {{<item>.room}}, "
+                self.expect(name in self.context, key,
+                            f"unknown placeholder {brief(match.group(0))}; use {{<item>.room}}, "
                             "{time_of_day} or {user}")
                 self.expect(self.context[name], key, f"{match.group(0)} needs setup.{name}")
         return text
