@@ -115,7 +115,8 @@ def confirmation_text(rules: list[str], question: str) -> str:
         question: The exact question to ask (:func:`question_for`).
 
     Examples:
-        >>> question_in(confirmation_text(["unlocking a door"], "Shall I unlock the door (d)? Please answer yes or no."))
+        >>> text = confirmation_text(["unlocking a door"], "Shall I unlock the door (d)? Please answer yes or no.")
+        >>> question_in(text)
         'Shall I unlock the door (d)? Please answer yes or no.'
     """
     kind = "are sensitive actions" if len(rules) > 1 else "is a sensitive action"
@@ -151,7 +152,8 @@ def question_key(question: str) -> str:
         question: A question as the gate wrote it or as the agent asked it.
 
     Examples:
-        >>> question_key('  "Shall I unlock the door (d)?  Please answer yes or no." ') == question_key("shall i unlock the door (d)?")
+        >>> asked = '  "Shall I unlock the door (d)?  Please answer yes or no." '
+        >>> question_key(asked) == question_key("shall i unlock the door (d)?")
         True
         >>> question_key("Quick one: shall I unlock the door (d)?") == question_key("Shall I unlock the door (d)?")
         False

@@ -125,10 +125,11 @@ def read_data_file(path: str | os.PathLike, error: Error = DataFileError) -> Any
         >>> _ = bomb.write_text("a: &a [x, x, x, x, x, x, x, x, x, x]\\n"
         ...     + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\\n"
         ...               for p, c in zip("abcdefgh", "bcdefghi")))
-        >>> read_data_file(bomb)
+        >>> read_data_file(bomb)  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.errors.DataFileError: .../bomb.yaml: f[3]: the file holds more than 500,000 values once its aliases (*name) are repeated: ...
+        lares_kit.errors.DataFileError: .../bomb.yaml: f[3]: the file holds more than 500,000 values
+        once its aliases (*name) are repeated: ...
     """
     return parse_data(read_text_file(path, error), str(path), error)
 

@@ -277,7 +277,8 @@ class Episode:
             episode.transcript()
             episode.to_run_json()
         except Exception as exc:  # noqa: BLE001
-            raise DataFileError(source, "", f"not a saved episode (it cannot be rebuilt: {type(exc).__name__})") from None
+            raise DataFileError(source, "",
+                                f"not a saved episode (it cannot be rebuilt: {type(exc).__name__})") from None
         return episode
 
     # ----------------------------------------------------------- rendering

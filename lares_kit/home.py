@@ -254,7 +254,8 @@ class Home:
         return {
             "home": self.id,
             "time": self.time,
-            "rooms": {r: {"name": a["name"], "exits": sorted(self.graph.neighbors(r))} for r, a in self.graph.nodes(data=True)},
+            "rooms": {r: {"name": a["name"], "exits": sorted(self.graph.neighbors(r))}
+                      for r, a in self.graph.nodes(data=True)},
             "devices": self.device_states(),
             "robot": self.robot.room,
             "items": {i.id: {"name": i.name, "type": i.type, "room": i.room} for i in self.items.values()},

@@ -150,13 +150,16 @@ def parse_policy(data: Any, where: str = "policy") -> Policy:
 
     Examples:
         >>> parse_policy({"confirm": [{"type": "oven", "attribute": "temperature", "abovee": 220}]})
+        ... # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.policy.PolicyError: policy.confirm[0]: unknown key 'abovee'; keys: above, attribute, below, devices, is, type, what
-        >>> parse_policy({"night": ["22:00-31:00"]})
+        lares_kit.policy.PolicyError: policy.confirm[0]: unknown key 'abovee';
+        keys: above, attribute, below, devices, is, type, what
+        >>> parse_policy({"night": ["22:00-31:00"]})  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.policy.PolicyError: policy.night[0]: '31:00' is not a time of day: the hour must be 0-23 (1-12 with am/pm) and minutes 0-59.
+        lares_kit.policy.PolicyError: policy.night[0]: '31:00' is not a time of day:
+        the hour must be 0-23 (1-12 with am/pm) and minutes 0-59.
     """
     def fail(key: str, message: str) -> None:
         raise PolicyError(f"{key}: {message}")
@@ -186,7 +189,8 @@ def parse_policy(data: Any, where: str = "policy") -> Policy:
         if not isinstance(devices, list) or not all(isinstance(d, str) for d in devices):
             fail(f"{key}.devices", "expected a list of device id globs")
         for bound in ("above", "below"):
-            if raw.get(bound) is not None and (isinstance(raw[bound], bool) or not isinstance(raw[bound], (int, float))):
+            if raw.get(bound) is not None and (
+                    isinstance(raw[bound], bool) or not isinstance(raw[bound], (int, float))):
                 fail(f"{key}.{bound}", "expected a number")
         what = raw.get("what") or f"changing {raw['attribute']} of a {raw.get('type') or 'device'}"
         rules.append(Rule(str(what), raw["attribute"], raw.get("type"), tuple(devices), raw.get("is"),
@@ -231,10 +235,12 @@ def changes_of(home: Home, tool: str, args: dict[str, Any]) -> list[Change]:
 
     Examples:
         >>> from lares_kit import load_world
-        >>> changes_of(load_world("townhouse"), "set_device", {"device_id": "oven", "attribute": "temperature", "value": "250"})
+        >>> hotter = {"device_id": "oven", "attribute": "temperature", "value": "250"}
+        >>> changes_of(load_world("townhouse"), "set_device", hotter)
         [Change(device='oven', type='oven', name='oven', attribute='temperature', value=250)]
-        >>> [(c.attribute, c.value) for c in changes_of(load_world("sage-home"), "execute_command", {"device_id": "tv-strip",
-        ...     "capability": "colorTemperature", "command": "setColorTemperature", "arguments": {"color_temperature": 2700}})]
+        >>> warmer = {"device_id": "tv-strip", "capability": "colorTemperature", "command": "setColorTemperature",
+        ...           "arguments": {"color_temperature": 2700}}
+        >>> [(c.attribute, c.value) for c in changes_of(load_world("sage-home"), "execute_command", warmer)]
         [('saturation', 0), ('color_temperature', 2700)]
     """
     if tool == "set_device":
