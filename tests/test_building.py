@@ -74,9 +74,10 @@ def test_reading_a_sensor_reads_naturally(box):
                            "Settings: on (true or false); speed (a number from 0 to 3)."),
     ("lobby-entrance-door", "The entrance door in the Lobby (lobby-entrance-door) is a door: closed, unlocked. "
                             "Settings: open (true or false); locked (true or false)."),
-    ("meeting-room-2-hvac", "The air conditioner in the Meeting room 2 (meeting-room-2-hvac) is a hvac: off, mode cool, "
-                            "target 22 °C, fan_speed auto. Settings: on (true or false); mode (one of cool, heat, fan, "
-                            "dry, auto); target (a number from 16 to 30 °C); fan_speed (one of auto, low, medium, high)."),
+    ("meeting-room-2-hvac", "The air conditioner in the Meeting room 2 (meeting-room-2-hvac) is a hvac: off, "
+                            "mode cool, target 22 °C, fan_speed auto. Settings: on (true or false); mode (one of "
+                            "cool, heat, fan, dry, auto); target (a number from 16 to 30 °C); fan_speed (one of "
+                            "auto, low, medium, high)."),
 ])
 def test_reading_devices(box, device, sentence):
     assert say(box, "read_device", device_id=device).text == sentence

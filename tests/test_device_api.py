@@ -78,7 +78,8 @@ def test_commands_change_state_and_report_it(home):
         "tv-strip: hue is now 0 (was 66)."
     assert execute_command(home, "tv-strip", "colorControl", "setColor", {"hue": 0, "saturation": 100}) == \
         "tv-strip: hue is 0, saturation is 100 already; nothing changed."
-    assert execute_command(home, "front-door-lock", "lock", "unlock") == "front-door-lock: locked is now false (was true)."
+    assert execute_command(home, "front-door-lock", "lock", "unlock") == \
+        "front-door-lock: locked is now false (was true)."
     assert home.devices["front-door-lock"].state["locked"] is False
     assert get_attribute(home, "front-door-lock", "locked") == "The locked of front-door-lock is false (true or false)."
 

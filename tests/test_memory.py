@@ -104,7 +104,8 @@ def test_recall_by_date(history):
     assert ranged.index("21 degrees") < ranged.index("lobby")
     assert "stairs" in recall(memory, "light", date="today")
     assert recall(memory, "office", date="last 2 days").count("ana said") == 1
-    assert recall(memory, "garden") == "Nothing in ana's long-term memory matches 'garden'. Try other words or another date."
+    assert recall(memory, "garden") == \
+        "Nothing in ana's long-term memory matches 'garden'. Try other words or another date."
     with pytest.raises(ToolError, match="Cannot read the date 'next tuesday'"):
         recall(memory, "office", date="next tuesday")
     with pytest.raises(ToolError, match="Give some words to look for, a date, or both"):

@@ -61,7 +61,8 @@ UNLOCK = {"device_id": "front-door-lock", "attribute": "locked", "value": False}
     ("owner", None, "set_device", {"device_id": "oven", "attribute": "temperature", "value": 250}, "confirm"),
     ("owner", None, "set_device", {"device_id": "oven", "attribute": "temperature", "value": 180}, "allow"),
     ("owner", None, "set_device", {"device_id": "hall-thermostat", "attribute": "target", "value": "26"}, "confirm"),
-    ("owner", None, "set_device", {"device_id": "hall-thermostat", "attribute": "target", "value": 45}, "allow"),  # invalid: the tool says why
+    # An invalid value is the tool's to refuse: it says why.
+    ("owner", None, "set_device", {"device_id": "hall-thermostat", "attribute": "target", "value": 45}, "allow"),
     ("owner", None, "set_device", {"device_id": "kitchen-smoke-alarm", "attribute": "on", "value": False}, "confirm"),
     ("guest", "afternoon", "set_device", UNLOCK, "refuse"),  # an untrusted source cannot confirm
     ("guest", "afternoon", "set_light", {"light_id": "hall-light", "on": False}, "allow"),

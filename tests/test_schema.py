@@ -54,7 +54,8 @@ def test_description_and_required_and_defaults():
     s = tool_schema(find, {RoomId: ["a", "b"]})["function"]
     assert s["name"] == "find" and s["description"] == "Find something."
     assert s["parameters"]["required"] == ["name"]
-    assert s["parameters"]["properties"]["room"] == {"type": "string", "enum": ["a", "b"], "description": "where to look first."}
+    assert s["parameters"]["properties"]["room"] == {"type": "string", "enum": ["a", "b"],
+                                                     "description": "where to look first."}
     assert s["parameters"]["additionalProperties"] is False
 
 

@@ -77,7 +77,8 @@ def test_look_in_the_dark_says_what_to_do(box):
     say(box, "move_robot", destination_room_id="bedroom")
     obs = say(box, "look_with_robot")
     assert not obs.ok
-    assert obs.text == "It's too dark to see anything in the Bedroom -- turn on the light in the Bedroom (bedroom-light) first."
+    assert obs.text == ("It's too dark to see anything in the Bedroom -- "
+                        "turn on the light in the Bedroom (bedroom-light) first.")
 
 
 def test_look_lists_devices_and_movable_things_without_trailing_comma(box):
@@ -124,7 +125,8 @@ robot: {id: robot, room: hall}
     assert box.dispatch("set_device", {"device_id": "hall-thermostat", "attribute": "target", "value": 21}).text == \
         "The target of the thermostat in the Hall (hall-thermostat) is now 21 (was 18)."
     bad = box.dispatch("set_device", {"device_id": "hall-thermostat", "attribute": "target", "value": 45})
-    assert bad.text == "45 is not a valid target for the thermostat in the Hall (hall-thermostat); use a number from 5 to 30 °C."
+    assert bad.text == ("45 is not a valid target for the thermostat in the Hall (hall-thermostat); "
+                        "use a number from 5 to 30 °C.")
     ro = box.dispatch("set_device", {"device_id": "hall-thermostat", "attribute": "temperature", "value": 20})
     assert "'temperature' can be read but not set" in ro.text
     assert "temperature 17.5" in box.dispatch("read_device", {"device_id": "hall-thermostat"}).text
