@@ -92,7 +92,9 @@ def test_rooms_are_filled_by_light():
 
 def test_hidden_things_show_only_in_god_view():
     home = load_world("lares-home")
-    texts = lambda fig: " ".join(t.get_text() for t in fig.axes[0].texts)
+    def texts(fig):
+        return " ".join(t.get_text() for t in fig.axes[0].texts)
+
     assert "Bruno" not in texts(draw_home(home))
     assert "Bruno (dog) hidden" in texts(draw_home(home, god_view=True))
     assert "Hidden: Bruno (dog) in Bedroom" in describe_home(home, god_view=True)
@@ -160,7 +162,8 @@ def _clipped(fig) -> list[str]:
     page = fig.bbox
     texts = [*fig.texts, *(t for ax in fig.axes for t in [*ax.texts, ax.title])]
     out = [t.get_text() for t in texts if t.get_text() and not _inside(_extent(t, renderer), page)]
-    return out + [f"legend of {len(fig.legends)}" for lg in fig.legends if not _inside(lg.get_window_extent(renderer), page)]
+    return out + [f"legend of {len(fig.legends)}" for lg in fig.legends
+                  if not _inside(lg.get_window_extent(renderer), page)]
 
 
 def _busy_frames(home) -> list:
@@ -494,7 +497,8 @@ def test_a_saved_notebook_keeps_no_frozen_progress_bar():
     cell = nbformat.v4.new_code_cell("bench = run_bench(tasks)\nprint('ok')", outputs=[
         nbformat.v4.new_output("stream", name="stdout", text="tasks: 3\n"),
         nbformat.v4.new_output("display_data", data=widget),
-        nbformat.v4.new_output("stream", name="stderr", text="bench:  33%|###  | 1/3\rbench: 100%|#####| 3/3 [00:01]\n"),
+        nbformat.v4.new_output("stream", name="stderr",
+                               text="bench:  33%|###  | 1/3\rbench: 100%|#####| 3/3 [00:01]\n"),
         nbformat.v4.new_output("stream", name="stdout", text="ok\n"),
         nbformat.v4.new_output("display_data", data={"image/png": "iVBOR", "text/plain": "<SearchReplay: 'x', 5 steps>",
                                                      "application/vnd.jupyter.widget-view+json": {"model_id": "f1"}})])

@@ -131,7 +131,8 @@ def _history_html(messages: list[dict[str, Any]]) -> list[str]:
             items.append(f"<i>thinks</i> {html.escape(str(m['content']))}")
         for call in m.get("tool_calls") or []:
             fn = call.get("function", {})
-            items.append(f"<code>{html.escape(fn.get('name', '?'))}({html.escape(str(fn.get('arguments', '')))})</code>")
+            items.append(f"<code>{html.escape(fn.get('name', '?'))}"
+                         f"({html.escape(str(fn.get('arguments', '')))})</code>")
         if m.get("role") == "tool":
             items.append(html.escape(str(m.get("content", ""))))
     return [f'<li class="lares-step" data-kind="live">{item}</li>' for item in items]
@@ -145,9 +146,22 @@ class AgentApp:
     it cannot run. For scripts and tests: :meth:`run` starts an instruction,
     :meth:`answer` answers a question, :meth:`wait` returns the Episode.
 
+    Args:
+        home: The home to show and act in; None: ``lares-home``.
+        runner: What runs each instruction, e.g. :func:`lares_kit.run_agent`; None: the app only shows the home.
+        agent: The design the runner is asked for, e.g. ``"intent-action"`` or ``"sage"``.
+        model: A model name (``"offline"``, ``"gpt-4o-mini"``...); None: ``$LARES_MODEL``, else the offline model.
+        knowledge: The knowledge mode (``latest``, ``initial``, ``none``); None: the design's own (sage's is
+            ``none``, the others' ``latest``).
+        max_steps: The most tool calls a run may make.
+        examples: The example instructions shown as buttons; None: :data:`EXAMPLES`.
+        client: An ``openai.OpenAI``-like client to use; None: ``make_client(model)`` for each run.
+
     Examples:
         >>> from lares_kit import run_agent
         >>> app = AgentApp(runner=run_agent)
+        >>> app._repr_mimebundle_()["text/plain"]  # what a notebook shows as its text
+        "<AgentApp on 'lares-home': agent intent-action, knowledge latest>"
         >>> app.remaining.value
         '<b>20</b> tool calls remaining'
         >>> app.run("turn on the light in the kitchen") is not None, app.wait().status
@@ -272,7 +286,8 @@ class AgentApp:
                                        knowledge=self.knowledge, user=self.user, max_steps=self.max_steps)
             self._show_episode(self.episode)
         except Exception as exc:  # noqa: BLE001 -- shown in the page: a worker thread has nobody else to tell
-            self.status.value = f'<span style="color:#b00020">{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>'
+            self.status.value = (f'<span style="color:#b00020">{html.escape(type(exc).__name__)}: '
+                                 f'{html.escape(str(exc))}</span>')
         finally:
             self.ask_panel.layout.display = "none"
             self.run_button.disabled = False
@@ -282,7 +297,8 @@ class AgentApp:
         messages = request.get("messages", [])
         calls = sum(1 for m in messages if m.get("role") == "tool")
         self._set_remaining(self.max_steps - calls)
-        self.transcript.value = f'<ul class="lares-transcript" style="{_LIST}">{"".join(reversed(_history_html(messages)))}</ul>'
+        self.transcript.value = (f'<ul class="lares-transcript" style="{_LIST}">'
+                                 f'{"".join(reversed(_history_html(messages)))}</ul>')
         self.map.refresh()
 
     def _show_question(self, question: str) -> None:

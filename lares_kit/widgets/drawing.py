@@ -51,6 +51,10 @@ _SIDE_IN = 0.1  # inches of blank paper left and right of a map
 def room_lit(home: Home, state: dict[str, Any] | None = None) -> dict[str, bool]:
     """``{room id: lit?}`` for a truth ``state`` (default: the home now). A room is lit when a light in it is on.
 
+    Args:
+        home: The home whose rooms and lights to read.
+        state: A truth snapshot shaped like ``home.truth()`` (devices, robot, items); None: the home now.
+
     Examples:
         >>> from lares_kit import load_world
         >>> room_lit(load_world("lares-home"))["hallway"]
@@ -70,6 +74,10 @@ def _view(home: Home, state, seen):
 def legend_handles(god_view: bool = False, path: bool = False) -> list[Patch]:
     """The legend's entries: lit, dark, robot, seen, and hidden (god view) and the path when shown.
 
+    Args:
+        god_view: Add the entry for hidden things (drawn dashed).
+        path: Add the entry for the robot's path (arrows).
+
     Examples:
         >>> [h.get_label() for h in legend_handles(god_view=True)]
         ['lit', 'dark', 'robot', 'seen by the robot', 'hidden (god view)']
@@ -88,6 +96,10 @@ def legend_handles(god_view: bool = False, path: bool = False) -> list[Patch]:
 def legend_height(width_in: float, handles: list[Patch]) -> float:
     """Inches a legend of ``handles`` needs under a figure ``width_in`` inches wide: one row each ``LEGEND_IN``.
 
+    Args:
+        width_in: The width the legend may use, in inches.
+        handles: Its entries, as :func:`legend_handles` returns them.
+
     Examples:
         >>> legend_height(12, legend_handles()) == LEGEND_IN
         True
@@ -104,6 +116,13 @@ def add_legend(fig: Figure, handles: list[Patch], bottom_in: float = 0.0, left_i
 
     It takes as many rows as it needs to fit that width, so it never runs
     under a neighbouring map; leave it that band when placing the maps.
+
+    Args:
+        fig: The matplotlib Figure to add the legend to.
+        handles: Its entries, as :func:`legend_handles` returns them.
+        bottom_in: How far up from the figure's bottom edge the band starts, in inches.
+        left_in: Where the band starts from the figure's left edge, in inches.
+        width_in: The band's width in inches; None: the whole figure's width.
 
     Examples:
         >>> fig, handles = Figure(figsize=(4, 3)), legend_handles(god_view=True, path=True)
@@ -141,17 +160,23 @@ def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str
               path: list[str] | None = None, god_view: bool = False, title: str | None = None,
               ax=None, legend: bool = True, labels: str = "auto",
               sizes: tuple[float, float] | None = None) -> Figure:
-    """Draw the home: lit rooms yellow, dark rooms blue, the robot, what it has seen.
+    """Draw the home: lit rooms yellow, dark rooms blue, the robot, what it has seen; returns the Figure.
 
-    ``state``: a truth snapshot (default ``home.truth()``); ``seen``: item id ->
-    ``{"room": ...}`` (default: the home's sightings); ``path``: rooms the robot
-    went through, drawn as arrows; ``god_view``: also show hidden things,
-    dashed. Draws on ``ax`` if given (a strip of maps passes ``legend=False``
-    and draws one legend for all), else on a new Figure; returns the Figure.
-    Every word is sized to stay inside its room box (:mod:`.layout`);
-    ``labels`` is ``"auto"``, ``"full"``, ``"short"`` or ``"marks"``, and
-    ``sizes`` = (name, label) caps the font sizes, so maps side by side can
-    share one style.
+    Every word is sized to stay inside its room box (:mod:`.layout`).
+
+    Args:
+        home: The home to draw.
+        state: A truth snapshot shaped like ``home.truth()`` (devices, robot, items); None: the home now.
+        seen: What the robot has seen: item id -> ``{"room": ...}``; None: the home's own sightings.
+        path: Rooms the robot went through, in order, drawn as arrows; None: no arrows.
+        god_view: Also show the hidden things, dashed, where they really are.
+        title: A title above the map; None: no title.
+        ax: Matplotlib axes to draw on (a strip of maps passes its own); None: a new Figure.
+        legend: Draw a legend under the map; a strip of maps passes False and draws one for all.
+        labels: How things in a room are written: ``"full"`` ("Bruno (dog) hidden"), ``"short"`` ("Bruno"), ``"marks"``
+            (coloured dots), or ``"auto"``: the longest that fits every room.
+        sizes: Caps on the (room name, label) font sizes in points, so maps side by side share one style; None: as large
+            as fits.
 
     Examples:
         >>> from lares_kit import load_world
@@ -187,8 +212,8 @@ def draw_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str
                                     boxstyle="round,pad=0,rounding_size=0.04", facecolor=fill,
                                     edgecolor="#444444", lw=1.2, gid=f"room:{room}"))
         top = y + height / 2 - PAD / sy  # writing starts PAD points under the box's top edge
-        ax.text(x + plan.name_shift / sx, top, "\n".join(plan.names[room]), ha="center", va="top", fontsize=plan.name_size,
-                fontweight="bold", color=ink, zorder=4, linespacing=LINE, gid=f"name:{room}")
+        ax.text(x + plan.name_shift / sx, top, "\n".join(plan.names[room]), ha="center", va="top",
+                fontsize=plan.name_size, fontweight="bold", color=ink, zorder=4, linespacing=LINE, gid=f"name:{room}")
         below = top - (len(plan.names[room]) * LINE * plan.name_size + 2) / sy
         _draw_labels(ax, plan, room, x, below, width, sx, sy)
 
@@ -254,6 +279,10 @@ def _draw_labels(ax, plan, room: str, x: float, top: float, width: float, sx: fl
 def render_png(home: Home, **view: Any) -> bytes:
     """The picture of :func:`draw_home` as PNG bytes (same keyword arguments).
 
+    Args:
+        home: The home to draw.
+        **view: Any of :func:`draw_home`'s keyword arguments (``state``, ``god_view``, ``path``...).
+
     Examples:
         >>> from lares_kit import load_world
         >>> render_png(load_world("lares-home"))[:4]
@@ -267,6 +296,12 @@ def render_png(home: Home, **view: Any) -> bytes:
 def describe_home(home: Home, *, state: dict[str, Any] | None = None, seen: dict[str, Any] | None = None,
                   god_view: bool = False) -> str:
     """The picture in words: which rooms are lit, where the robot is, what was seen.
+
+    Args:
+        home: The home to describe.
+        state: A truth snapshot shaped like ``home.truth()`` (devices, robot, items); None: the home now.
+        seen: What the robot has seen: item id -> ``{"room": ...}``; None: the home's own sightings.
+        god_view: Also say where the hidden things are.
 
     Examples:
         >>> from lares_kit import load_world

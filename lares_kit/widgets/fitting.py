@@ -44,6 +44,11 @@ def _width_measured(text: str, bold: bool) -> float:
 def text_width(text: str, size: float, bold: bool = False) -> float:
     """The width of one line of ``text`` at ``size`` points, in points.
 
+    Args:
+        text: One line of text.
+        size: The font size in points.
+        bold: Measure the bold face (room names are bold).
+
     Examples:
         >>> text_width("Bedroom", 10, bold=True) > text_width("Bedroom", 10)
         True
@@ -55,6 +60,12 @@ def text_width(text: str, size: float, bold: bool = False) -> float:
 
 def fit_size(lines: list[str], width: float, largest: float, bold: bool = False) -> float:
     """The largest font size, at most ``largest``, at which every line is at most ``width`` points wide.
+
+    Args:
+        lines: The lines of text that must all fit.
+        width: The room for each line, in points.
+        largest: The largest font size wanted, in points.
+        bold: Measure the bold face (room names are bold).
 
     Examples:
         >>> fit_size(["Bedroom"], 200, largest=10)
@@ -71,6 +82,9 @@ def fit_size(lines: list[str], width: float, largest: float, bold: bool = False)
 
 def split_name(name: str) -> list[str]:
     """A name as two lines, broken at the space nearest its middle (one line if it has no space).
+
+    Args:
+        name: A room's name, e.g. "Ground floor corridor".
 
     Examples:
         >>> split_name("Ground floor corridor")
@@ -91,11 +105,19 @@ def wrap(text: str, width: float, size: float, max_lines: int = 3, bold: bool = 
     A text too long for ``max_lines`` ends with a whole word and an ellipsis,
     never in the middle of a word (unless one word alone is wider than a line).
 
+    Args:
+        text: The text to break, e.g. a replay frame's caption.
+        width: The width of a line, in points.
+        size: The font size in points.
+        max_lines: The most lines to return; the rest of the text becomes an ellipsis.
+        bold: Measure the bold face.
+
     Examples:
         >>> wrap("step 2: move_robot(destination_room_id=\\"lounge\\") -> The robot moved", 300, 9)
         ['step 2: move_robot(destination_room_id="lounge") ->', 'The robot moved']
         >>> lines = wrap("one two three four five six seven eight nine ten", 60, 10, max_lines=2)
-        >>> len(lines), lines[-1].endswith("\u2026"), " ".join(lines).replace("\u2026", "") in "one two three four five six"
+        >>> (len(lines), lines[-1].endswith("\u2026"),
+        ...  " ".join(lines).replace("\u2026", "") in "one two three four five six")
         (2, True, True)
     """
     def fits(line: str) -> bool:

@@ -30,6 +30,12 @@ def room_states_html(home: Home, *, state: dict[str, Any] | None = None, seen: d
     Each item carries ``data-room`` and ``data-lit`` so a test (or a script
     in the page) can read the map without looking at pixels.
 
+    Args:
+        home: The home to describe.
+        state: A truth snapshot shaped like ``home.truth()`` (devices, robot, items); None: the home now.
+        seen: What the robot has seen: item id -> ``{"room": ...}``; None: the home's own sightings.
+        god_view: Also say where the hidden things are.
+
     Examples:
         >>> from lares_kit import load_world
         >>> text = room_states_html(load_world("lares-home"))

@@ -24,8 +24,8 @@ import networkx as nx
 from ..home import Home
 from .fitting import ELLIPSIS, fit_size, split_name, text_width
 
-__all__ = ["NAME_PT", "LABEL_PT", "MIN_PT", "MIN_LABEL_PT", "LABEL_MODES", "Label", "LabelPlan", "room_layout", "box_size",
-           "map_area", "map_limits", "room_labels", "plan_labels"]
+__all__ = ["NAME_PT", "LABEL_PT", "MIN_PT", "MIN_LABEL_PT", "LABEL_MODES", "Label", "LabelPlan", "room_layout",
+           "box_size", "map_area", "map_limits", "room_labels", "plan_labels"]
 
 NAME_PT = 10.0  # a room's name, bold, at most this size
 LABEL_PT = 8.0  # a thing's label, at most this size
@@ -63,6 +63,9 @@ class LabelPlan:
 def room_layout(home: Home) -> dict[str, tuple[float, float]]:
     """Where each room sits in the picture: ``{room id: (x, y)}``, the same every call.
 
+    Args:
+        home: The home whose rooms to place.
+
     Examples:
         >>> from lares_kit import load_world
         >>> pos = room_layout(load_world("lares-home"))
@@ -99,6 +102,9 @@ def room_layout(home: Home) -> dict[str, tuple[float, float]]:
 def box_size(pos: dict[str, tuple[float, float]]) -> tuple[float, float]:
     """The widest room boxes (in layout units) that never overlap: boxes overlap only if close in x AND in y.
 
+    Args:
+        pos: Room id -> its ``(x, y)`` centre in layout units, as :func:`room_layout` returns it.
+
     Examples:
         >>> box_size({"a": (0.0, 0.0), "b": (1.0, 0.0), "c": (1.0, 1.0)})
         (0.8, 0.8)
@@ -113,6 +119,9 @@ def box_size(pos: dict[str, tuple[float, float]]) -> tuple[float, float]:
 def map_limits(pos: dict[str, tuple[float, float]]) -> tuple[tuple[float, float], tuple[float, float]]:
     """The map's x and y limits in layout units: every box, and a tenth of a box to spare around them.
 
+    Args:
+        pos: Room id -> its ``(x, y)`` centre in layout units, as :func:`room_layout` returns it.
+
     Examples:
         >>> map_limits({"a": (0.0, 0.0), "b": (1.0, 0.0)})
         ((-0.48, 1.48), (-0.48, 0.48))
@@ -125,6 +134,9 @@ def map_limits(pos: dict[str, tuple[float, float]]) -> tuple[tuple[float, float]
 
 def map_area(home: Home) -> tuple[float, float]:
     """The natural size of a map's drawing area in inches, ``(width, height)``: about 2.3 by 1.5 per room slot.
+
+    Args:
+        home: The home to be drawn.
 
     Examples:
         >>> from lares_kit import load_world
@@ -139,6 +151,12 @@ def map_area(home: Home) -> tuple[float, float]:
 
 def room_labels(home: Home, state: dict[str, Any], seen: dict[str, Any], god_view: bool) -> dict[str, list[Label]]:
     """What each room shows: the robot, what the robot saw there, and (god view) what is hidden there.
+
+    Args:
+        home: The home whose rooms and items to read.
+        state: A truth snapshot shaped like ``home.truth()``: where the robot and the items are.
+        seen: What the robot has seen: item id -> ``{"room": ...}``.
+        god_view: Also label the hidden things where they really are.
 
     Examples:
         >>> from lares_kit import load_world
@@ -175,8 +193,12 @@ def plan_labels(home: Home, labels: dict[str, list[Label]], box: tuple[float, fl
                 mode: str = "auto") -> LabelPlan:
     """Font sizes and label mode for boxes ``box = (width, height)`` in points.
 
-    ``mode="auto"`` takes the longest of :data:`LABEL_MODES` whose labels fit
-    every box at :data:`MIN_LABEL_PT` or more; a given mode is used as it is.
+    Args:
+        home: The home whose room names are written.
+        labels: Room id -> what it shows, as :func:`room_labels` returns it.
+        box: A room box's ``(width, height)`` in points.
+        mode: One of :data:`LABEL_MODES` (used as it is), or ``"auto"``: the longest whose labels fit every box at
+            :data:`MIN_LABEL_PT` or more.
 
     Examples:
         >>> from lares_kit import load_world

@@ -51,6 +51,9 @@ class Frame:
 def replay_frames(episode: Episode) -> list[Frame]:
     """One frame for the start and one after each tool call of ``episode``.
 
+    Args:
+        episode: An Episode whose tool calls kept the state after them (``ToolCall.after``).
+
     Examples:
         >>> from lares_kit import load_world
         >>> from lares_kit.steps import ToolCall
@@ -106,6 +109,11 @@ CAPTION_LINES = 3
 def strip_shape(home: Home, count: int, columns: int = 3) -> tuple[int, float]:
     """``(maps per row, scale)`` for a strip of ``count`` maps: as many per row as stay readable.
 
+    Args:
+        home: The home the maps show (a wide home fits fewer maps a row).
+        count: How many maps the strip holds.
+        columns: The most maps in a row.
+
     Examples:
         >>> from lares_kit import load_world
         >>> strip_shape(load_world("lares-home"), 3)
@@ -129,6 +137,12 @@ def draw_frames(home: Home, frames: list[Frame], *, god_view: bool = False, colu
     at word boundaries, and every word stays inside its room (the most
     compact label style any frame needs is used in all of them, so the
     frames look alike).
+
+    Args:
+        home: The home the frames are of.
+        frames: The frames to draw, e.g. some of :func:`replay_frames`.
+        god_view: Also show the hidden things, dashed, where they really are.
+        columns: The most maps in a row (fewer when they would be too small to read).
 
     Examples:
         >>> from lares_kit import load_world

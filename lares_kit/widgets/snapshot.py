@@ -36,6 +36,9 @@ MAX_TRANSCRIPT_LINES = 26
 def app_picture(app: Any) -> Figure:
     """The whole app as one picture: the map, and the page's text beside it.
 
+    Args:
+        app: An :class:`~lares_kit.widgets.app.AgentApp`, as it is on the page now.
+
     Examples:
         >>> from lares_kit.widgets.app import AgentApp
         >>> fig = app_picture(AgentApp())
