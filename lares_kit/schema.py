@@ -40,8 +40,8 @@ class SchemaError(TypeError):
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """Split a Google-style docstring into (description, {arg: description}).
 
-    The description is the text before ``Args:``, up to a ``Returns:`` or
-    ``Examples:`` header, joined into one line.
+    The description is the text before the argument section (or before a
+    Returns or Examples header), joined into one line.
 
     Args:
         doc: A function's ``__doc__``; None (no docstring) gives ``("", {})``.

@@ -240,8 +240,7 @@ def ask_user(user: User, question: str) -> str:
     Only use this as a last resort, for facts you cannot find out yourself.
 
     Args:
-        user: Who answers: the person at home, or a scripted user in tests and benchmarks;
-            supplied by the toolkit, never shown to the model.
+        user: Who answers (a person, or a scripted user in tests); supplied by the toolkit, never shown to the model.
         question: The question to ask the user.
 
     Examples:
@@ -400,9 +399,8 @@ class Toolbox:
             return Observation(name, args, problem, ok=False)
         key = name + json.dumps(args, sort_keys=True)
         if self.block_repeats and name not in STOP_TOOLS and self._calls.get(key) == self.home.version:
-            return Observation(name, args, f"You already called {name} with these arguments and nothing has "
-                               "changed since; doing it again would give the same result. Try something else.",
-                               ok=False)
+            return Observation(name, args, f"You already called {name} with these arguments and nothing has changed "
+                               "since; doing it again would give the same result. Try something else.", ok=False)
         if self.safety:  # enforced here, in the tool layer, whatever the prompt said or the model read
             verdict = self.safety.check(name, args)
             if verdict.action != "allow":
@@ -424,8 +422,7 @@ class Toolbox:
                                "Try a different call.", ok=False)
         self._remember(key, before)
         if self.safety and name == "ask_user":  # a yes to a question naming a device can confirm its change
-            self.safety.heard(str(args.get("question", "")), getattr(self.user, "last", None)
-                              or answer_in(text))
+            self.safety.heard(str(args.get("question", "")), getattr(self.user, "last", None) or answer_in(text))
         return Observation(name, args, text, ok=True, final=name in STOP_TOOLS)
 
     def _remember(self, key: str, version_before: int) -> None:
