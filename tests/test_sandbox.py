@@ -121,7 +121,8 @@ LEGITIMATE = [
     ("def too_warm():\n    return get('fridge', 'temperature') > 8", False),
     ("def open_and_dark():\n    return get('fridge', 'door') == 'open' and not get('dining-light', 'on')", True),
     ("def either():\n    return get('dining-light', 'on') or get('kitchen-light', 'brightness') >= 50", True),
-    ("def drift():\n    t = get('fridge', 'temperature')\n    return abs(t - get('fridge', 'setpoint')) * 2 + 1 < 3", True),
+    ("def drift():\n    t = get('fridge', 'temperature')\n"
+     "    return abs(t - get('fridge', 'setpoint')) * 2 + 1 < 3", True),
     (("def dim() -> bool:\n    '''The kitchen light is below a third.'''\n"
       "    return round(get('kitchen-light', 'brightness') / 3, 1) < 30"), True),
     (("def branch():\n    door = state('fridge')['door']\n    if door == 'open':\n        return True\n"
@@ -260,7 +261,8 @@ def test_worker_is_jailed_and_gets_no_secrets(monkeypatch):
 
 def test_messages_never_say_line_none_or_show_a_memory_address():
     bad_text = ["def f():\n    return '\ud800' == 'a'", "def f\udfff():\n    return True",
-                "def f():\n    return 'a\x00' == 'a'", "def f():\n    return True\x00", "\ufeffdef f():\n    return True",
+                "def f():\n    return 'a\x00' == 'a'", "def f():\n    return True\x00",
+                "\ufeffdef f():\n    return True",
                 "def f():\n    return 'open", "def f():\n\treturn True\n        return False"]
     for code in bad_text:
         with pytest.raises(ConditionError) as refused:
@@ -287,7 +289,8 @@ RUN_ERRORS = [
     ("def f():\n    return get('fridge', get) == 1", "has no attribute a function"),
     ("def f():\n    return state('fridge')[get] == 1", "there is no key a function; the keys are: 'door'"),
     ("def f():\n    return {1: 2}[state] == 1", "there is no key a function; the keys are: 1"),
-    ("def f():\n    x = get\n    return x + 1 > 0", "TypeError: unsupported operand type(s) for +: 'function' and 'int'"),
+    ("def f():\n    x = get\n    return x + 1 > 0",
+     "TypeError: unsupported operand type(s) for +: 'function' and 'int'"),
     ("def f():\n    return int(get) > 0", "TypeError: int() argument must be"),
     ("def f():\n    return get('x' * 5000, 'door') == 1", "There is no device 'xxxxxxxxxxx"),
     ("def f():\n    return state('fridge')['dor'] == 1", "there is no key 'dor'; the keys are: 'door', 'temperature'"),
@@ -431,7 +434,8 @@ def test_a_tick_out_of_time_skips_the_rest_without_blame(isolation):
 
 
 def test_after_a_restart_the_host_keeps_the_tick_budget():
-    box = Sandbox(Limits(tick_seconds=1e-9), isolation="process", worker_command=[sys.executable, "-c", FAKE_WORKER_DIES])
+    box = Sandbox(Limits(tick_seconds=1e-9), isolation="process",
+                  worker_command=[sys.executable, "-c", FAKE_WORKER_DIES])
     for key in ("f", "g", "h"):
         box.load(key, f"def {key}():\n    return True")
     outcomes = box.evaluate(STATES)
@@ -450,7 +454,8 @@ GROWING = ["x + 1", "x - -1", "-x - 1", "x - -x", "x * 2", "2 * x", "x ** 2", "a
 @pytest.mark.parametrize("expression", GROWING)
 def test_no_operator_grows_a_number_past_the_limit(expression):
     code = f"def grows():\n    {LARGEST_NUMBER}\n    return {expression} > 0\n"
-    with pytest.raises(ConditionError, match=r"^Line 3: a value is too big: the number would need [0-9,]+ bits .*; the limit is 4,096 bits\.$"):
+    with pytest.raises(ConditionError, match=r"^Line 3: a value is too big: the number would need [0-9,]+ bits .*; "
+                                             r"the limit is 4,096 bits\.$"):
         run_condition(code, STATES)
 
 

@@ -36,7 +36,8 @@ _REFUSED = {
     ast.ImportFrom: f"imports are not allowed in a condition; {_READ_HINT}",
     ast.Attribute: f"attribute access (a dot after a value) is not allowed in a condition; {_READ_HINT}",
     ast.While: _NO_LOOPS, ast.For: _NO_LOOPS, ast.AsyncFor: _NO_LOOPS,
-    ast.ListComp: "comprehensions are not allowed in a condition; list the values, e.g. all([get('a', 'on'), get('b', 'on')])",
+    ast.ListComp: "comprehensions are not allowed in a condition; list the values, e.g. "
+                  "all([get('a', 'on'), get('b', 'on')])",
     ast.SetComp: "comprehensions are not allowed in a condition; list the values instead",
     ast.DictComp: "comprehensions are not allowed in a condition; list the values instead",
     ast.GeneratorExp: "generator expressions are not allowed in a condition; list the values instead",
@@ -73,21 +74,28 @@ def check_condition(code: str, limits: Limits | None = None) -> CheckedCondition
     One pass over the syntax tree: the time it takes grows with the length
     of the code (at most ``Limits.max_code_chars``), never faster.
 
+    Args:
+        code: The condition's source: one ``def`` with no arguments that returns True or False.
+        limits: The budgets it is checked against (length, nesting, sizes of constants); None: ``Limits()``.
+
     Examples:
         >>> check_condition("def fridge_open():\\n    return get('fridge', 'door') == 'open'").reads
         [('fridge', 'door')]
-        >>> check_condition("import os\\ndef f():\\n    return True")
+        >>> check_condition("import os\\ndef f():\\n    return True")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.sandbox.ConditionError: Line 1: imports are not allowed in a condition; use get(device_id, attribute) or state(device_id) to read devices.
-        >>> check_condition("def f():\\n    return ().__class__")
+        lares_kit.sandbox.ConditionError: Line 1: imports are not allowed in a condition;
+        use get(device_id, attribute) or state(device_id) to read devices.
+        >>> check_condition("def f():\\n    return ().__class__")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.sandbox.ConditionError: Line 2: attribute access (a dot after a value) is not allowed in a condition; use get(device_id, attribute) or state(device_id) to read devices.
-        >>> check_condition("def f():\\n    return len('a' * 10**10) > 3")
+        lares_kit.sandbox.ConditionError: Line 2: attribute access (a dot after a value) is not allowed in a condition;
+        use get(device_id, attribute) or state(device_id) to read devices.
+        >>> check_condition("def f():\\n    return len('a' * 10**10) > 3")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.sandbox.ConditionError: Line 2: 'a' * 10 ** 10 is too big: it would hold 10000000000 items; the limit is 10000.
+        lares_kit.sandbox.ConditionError: Line 2: 'a' * 10 ** 10 is too big:
+        it would hold 10000000000 items; the limit is 10000.
     """
     limits = limits or Limits()
     if not isinstance(code, str):

@@ -243,8 +243,8 @@ class _Worker:
         if self.running:
             return
         self.stop()
-        command = self.command or [sys.executable, "-I", "-S", "-B", os.path.abspath(worker_script.__file__), "--worker",
-                                   json.dumps(asdict(self.limits))]
+        command = self.command or [sys.executable, "-I", "-S", "-B", os.path.abspath(worker_script.__file__),
+                                   "--worker", json.dumps(asdict(self.limits))]
         # No secrets reach the worker: API keys live in the environment.
         env = {k: os.environ[k] for k in ("PATH", "LD_LIBRARY_PATH", "SYSTEMROOT") if k in os.environ}
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -229,18 +229,27 @@ def run_condition(code: str, states: dict[str, dict[str, Any]], limits: Limits |
     For trying a condition in a notebook; the poller uses a :class:`Sandbox`.
     The step and time budgets of :class:`Limits` apply.
 
+    Args:
+        code: The condition's source: one ``def`` with no arguments that returns True or False.
+        states: Device id -> its state, e.g. ``{"fridge": {"door": "open"}}``: what ``get`` and ``state`` read.
+        limits: The budgets of the check and the run (steps, time, sizes); None: ``Limits()``.
+
     Examples:
         >>> states = {"fridge": {"door": "open", "temperature": 4}}
         >>> run_condition("def f():\\n    return get('fridge', 'door') == 'open'", states)
         True
-        >>> run_condition("def f():\\n    return get('fridge', 'door')", states)
+        >>> run_condition("def f():\\n    return get('fridge', 'door')", states)  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.sandbox.ConditionError: The condition returned 'open', not True or False; compare it, e.g. get('fridge', 'door') == 'open'.
-        >>> run_condition("def f():\\n    return 'x' * 10000 == 'y' * 10000", states, Limits(max_steps=5000))
+        lares_kit.sandbox.ConditionError: The condition returned 'open', not True or False;
+        compare it, e.g. get('fridge', 'door') == 'open'.
+        >>> run_condition("def f():\\n    return 'x' * 10000 == 'y' * 10000", states,
+        ...               Limits(max_steps=5000))  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.sandbox.ConditionError: Line 2: it needs more than 5,000 steps, the budget of one condition in one tick (a step is one item, character or 64-bit digit handled); it works on values that are too large -- read a few devices and compare them.
+        lares_kit.sandbox.ConditionError: Line 2: it needs more than 5,000 steps, the budget of one condition
+        in one tick (a step is one item, character or 64-bit digit handled); it works on values that are too
+        large -- read a few devices and compare them.
     """
     limits = limits or Limits()
     _check_states(states)

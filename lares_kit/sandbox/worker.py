@@ -60,7 +60,11 @@ def _cpu_budget(limits: Limits) -> None:
 
 
 def main(limits_json: str) -> None:
-    """Jail this process, then answer the host's JSON lines until it closes the pipe."""
+    """Jail this process, then answer the host's JSON lines until it closes the pipe.
+
+    Args:
+        limits_json: The host's :class:`~lares_kit.sandbox.limits.Limits` as JSON, from the worker's command line.
+    """
     # Imported here, not at the top: run as a script, the package exists only once _as_package ran.
     from .checker import check_condition
     from .limits import ConditionError, Limits
