@@ -92,8 +92,9 @@ def report(result: dict) -> str:
     rows, worlds = result["rows"], result["worlds"]
     cell = {(r["devices"], r["strategy"]): r for r in rows}
     lines = ["\n".join(f"{w['devices']} devices / {w['rooms']} rooms: generated {w['generate_s']:.3f} s, "
-                                    f"validated {w['load_s']:.3f} s, from its file {w['file_s']:.3f} s, check_home {'ok' if not w['check_home'] else 'FAILED'}"
-                                    for w in worlds), ""]
+                       f"validated {w['load_s']:.3f} s, from its file {w['file_s']:.3f} s, "
+                       f"check_home {'ok' if not w['check_home'] else 'FAILED'}"
+                       for w in worlds), ""]
     head = f"{'prompt tokens per call':<24}" + "".join(f"{d:>10,}" for d in SIZES) + f"{'5000/10':>10}"
     lines += [head + "   (first call of each task, mean over 5 tasks)", "-" * len(head)]
     growth = {}

@@ -109,7 +109,8 @@ SHAPES = {
     "a comparison chain": "def big():\n    a = 1\n    return a" + " == a" * 790 + "\n",
     "negations": largest("", "    x = " + "-" * 90 + "1\n"),
 }
-# The l == m == l ... chain over 10,000 long texts: legal, and slow in plain Python too (each == reads 10**8 characters).
+# The l == m == l ... chain over 10,000 long texts: legal, and slow in plain Python too
+# (each == reads 10**8 characters).
 HEAVY = ("def heavy():\n    s = 'a' * 9999 + 'b'\n    t = 'a' * 9999 + 'b'\n    l = [s] * 10000\n    m = [t] * 10000\n"
          "    return l" + " == m == l" * 190 + "\n")
 

@@ -90,7 +90,8 @@ def is_progress_bar(output: nbformat.NotebookNode) -> bool:
     """Whether a saved output is only a progress bar: a tqdm widget's frozen text, or bar lines on stderr.
 
     Examples:
-        >>> bar = nbformat.v4.new_output("display_data", data={"text/plain": "bench:   0%|          | 0/202 [00:00<?, ?episode/s]"})
+        >>> bar = nbformat.v4.new_output("display_data",
+        ...                              data={"text/plain": "bench:   0%|          | 0/202 [00:00<?, ?episode/s]"})
         >>> is_progress_bar(bar), is_progress_bar(nbformat.v4.new_output("stream", name="stdout", text="50%|x| done"))
         (True, False)
     """

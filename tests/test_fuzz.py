@@ -168,7 +168,8 @@ def _plain(value, depth=0) -> bool:
     if depth > MAX_DEPTH + 1:
         return False
     if isinstance(value, dict):
-        return all(isinstance(k, (str, int, float, bool, type(None))) and _plain(v, depth + 1) for k, v in value.items())
+        return all(isinstance(k, (str, int, float, bool, type(None))) and _plain(v, depth + 1)
+                   for k, v in value.items())
     if isinstance(value, list):
         return all(_plain(v, depth + 1) for v in value)
     return isinstance(value, (str, int, float, bool, type(None))) and not (isinstance(value, int)
@@ -196,8 +197,8 @@ def test_any_yaml_reads_as_plain_data_or_one_sentence(text):
 
 
 plain_values = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1), st.floats(allow_nan=False, allow_infinity=False),
-              st.text(max_size=20)),
+    st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1),
+              st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=20)),
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
     max_leaves=20)
 
