@@ -39,7 +39,11 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serve_model(latency: float):
-    """``lares serve-model`` in a child process; yields its base URL, stops it after."""
+    """``lares serve-model`` in a child process; yields its base URL, stops it after.
+
+    Args:
+        latency: Seconds the server waits before each reply, as a remote model would.
+    """
     port = free_port()
     lares = Path(sys.executable).with_name("lares")
     command = [str(lares)] if lares.exists() else [sys.executable, "-m", "lares_kit.cli"]

@@ -34,7 +34,12 @@ BUDGET_SECONDS = 120  # tests/test_notebooks.py's budget for all notebooks
 
 
 def process_seconds(code: str, repeat: int) -> float:
-    """Median wall time of a fresh ``python -c code``."""
+    """Median wall time of a fresh ``python -c code``.
+
+    Args:
+        code: The Python code to run, e.g. ``"import lares_kit"``.
+        repeat: How many fresh processes to time; the median is returned.
+    """
     times = []
     for _ in range(repeat):
         start = time.perf_counter()

@@ -34,7 +34,13 @@ from lares_kit.models.local import (
 
 
 def measure(tasks: list, agent: str, model: str) -> dict:
-    """Run the tasks with one local model name; its figures."""
+    """Run the tasks with one local model name; its figures.
+
+    Args:
+        tasks: The benchmark tasks to run.
+        agent: The agent design to run them with.
+        model: A local model name, as ``make local`` serves it.
+    """
     local = get_local_model()
     local.stats[model] = LocalStats()  # count this run only
     start = time.perf_counter()

@@ -38,7 +38,13 @@ AGENT = "function-calling"
 
 
 def measure(runs: list, client, repeat: int) -> dict:
-    """runs: (home factory, instruction, user factory, knowledge format); per-step toolkit and model seconds."""
+    """Per-step toolkit and model seconds, and the set-up per episode, over ``runs``.
+
+    Args:
+        runs: The episodes to time: (home factory, instruction, user factory, knowledge format) each.
+        client: The offline model's client.
+        repeat: How many times each episode runs.
+    """
     toolkit = model = setup = 0.0
     calls = episodes = 0
     for _ in range(repeat):

@@ -46,7 +46,15 @@ FULL_RUN_SIZES = (10, 100)  # every strategy runs whole episodes here; only the 
 
 
 def solve(task, home, strategy: str, client, max_steps: int | None = None) -> tuple[bool, list[int]]:
-    """Run one generated task; (success, prompt tokens of each call)."""
+    """Run one generated task; (success, prompt tokens of each call).
+
+    Args:
+        task: A generated task.
+        home: Its generated home; the episode runs in a copy.
+        strategy: The knowledge format (``full``, ``compact``, ``overview``, ``retrieval``).
+        client: The offline model's client.
+        max_steps: The step limit; None: the agent's own.
+    """
     scene = set_stage(task, home)
     episode = run_agent(task.instruction, scene.home, agent=AGENT, model="offline", client=client,
                         knowledge_format=strategy, user=scene.user, max_steps=max_steps)

@@ -96,7 +96,13 @@ def ticking(folder: Path, isolation: str, repeat: int) -> tuple[float, float]:
 
 
 def largest(head: str, line: str, tail: str = "    return True\n") -> str:
-    """The longest condition of one shape that the size limit allows: a head, then ``line`` as often as fits."""
+    """The longest condition of one shape that the size limit allows: a head, then ``line`` as often as fits.
+
+    Args:
+        head: Lines after ``def big():``, before the repeated ones (often "").
+        line: The line repeated to fill it up.
+        tail: The last line, its ``return``.
+    """
     code = "def big():\n" + head
     while len(code) + len(line) + len(tail) <= Limits().max_code_chars:
         code += line
@@ -150,7 +156,12 @@ def checking(repeat: int) -> list[tuple[str, int, float, float]]:
 
 
 def heavy(isolation: str, repeat: int) -> tuple[float, float, float]:
-    """Seconds to stop HEAVY at its step budget; to run it to the end as plain Python; one tick of 12 + 1."""
+    """Seconds to stop HEAVY at its step budget; to run it to the end as plain Python; one tick of 12 + 1.
+
+    Args:
+        isolation: The sandbox's isolation mode: ``"process"`` or ``"inline"``.
+        repeat: How many times each is timed; medians are returned.
+    """
     with Sandbox(isolation=isolation) as box:
         box.load("heavy", HEAVY)
         outcome = box.evaluate({})["heavy"]

@@ -37,7 +37,11 @@ DESIGNS = [("function-calling", "retrieval"), ("function-calling", "full"), ("in
 
 
 def run_config(config: tuple[str, str]) -> dict:
-    """Every task with one (agent, knowledge format); the per-task results."""
+    """Every task with one (agent, knowledge format); the per-task results.
+
+    Args:
+        config: ``(agent, knowledge format)``, e.g. ``("intent-action", "compact")``.
+    """
     from lares_kit.agents import AGENTS, run_agent
     from lares_kit.bench import load_tasks
     from lares_kit.bench.checks import Outcome, run_checks

@@ -29,7 +29,14 @@ SUITES = ("lares-home", "garden-flat", "townhouse")
 
 
 def curve(agents: list[str], suites: list[str], rates: tuple[float, ...] = RATES, seed: int = 0) -> list[dict]:
-    """One row per agent and rate: tasks, passed, success share, faults injected, statuses seen."""
+    """One row per agent and rate: tasks, passed, success share, faults injected, statuses seen.
+
+    Args:
+        agents: The agent designs to compare.
+        suites: The task suites to run.
+        rates: Fault rates, each the share of model calls that fail (0.0 to 1.0).
+        seed: Seeds the fault stream: the same seed fails the same calls.
+    """
     tasks = load_tasks(list(suites))
     rows = []
     for agent in agents:

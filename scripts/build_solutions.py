@@ -36,7 +36,11 @@ CELL_TIMEOUT = 120  # seconds
 
 
 def answer_tag(cell: nbformat.NotebookNode) -> str | None:
-    """``"q2"`` for a cell tagged ``answer-q2``, else None."""
+    """``"q2"`` for a cell tagged ``answer-q2``, else None.
+
+    Args:
+        cell: A notebook cell.
+    """
     for tag in cell.get("metadata", {}).get("tags", []):
         m = re.fullmatch(r"answer-(q\d+)", tag)
         if m:
@@ -45,12 +49,20 @@ def answer_tag(cell: nbformat.NotebookNode) -> str | None:
 
 
 def solution_file(notebook: Path) -> Path:
-    """``exercises/01_shortest_route.ipynb`` -> ``lares_kit/learn/solutions/ex01.py``."""
+    """``exercises/01_shortest_route.ipynb`` -> ``lares_kit/learn/solutions/ex01.py``.
+
+    Args:
+        notebook: An exercise notebook's path.
+    """
     return SOLUTIONS / f"ex{notebook.name[:2]}.py"
 
 
 def solution_notebook(path: Path) -> nbformat.NotebookNode:
-    """The starter notebook with every answer cell replaced by its reference section, outputs cleared."""
+    """The starter notebook with every answer cell replaced by its reference section, outputs cleared.
+
+    Args:
+        path: An exercise notebook's path.
+    """
     sys.path.insert(0, str(ROOT))  # lares_kit from this checkout, installed or not
     from lares_kit.learn.checking import solution_sections
 
@@ -74,7 +86,12 @@ def solution_notebook(path: Path) -> nbformat.NotebookNode:
 
 
 def execute(nb: nbformat.NotebookNode, cwd: Path = EXERCISES) -> nbformat.NotebookNode:
-    """Run a notebook in a fresh kernel with ``cwd`` as its folder, progress bars off, the offline model."""
+    """Run a notebook in a fresh kernel with ``cwd`` as its folder, progress bars off, the offline model.
+
+    Args:
+        nb: The notebook to run (changed in place, and returned).
+        cwd: The folder the kernel starts in.
+    """
     os.environ.update(QUIET_ENV)  # the kernel inherits this process's environment
     os.environ.pop("MPLBACKEND", None)
     NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(cwd)}},

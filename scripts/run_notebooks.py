@@ -48,14 +48,23 @@ PROGRESS_BAR = re.compile(r"^(?:[^\n|]*: *)?\d{1,3}%\|[^|\n]*\| *\d+/\d*")
 
 
 def notebook_paths(args: list[str]) -> list[Path]:
-    """The notebooks named on the command line, or every notebooks/*.ipynb in order."""
+    """The notebooks named on the command line, or every notebooks/*.ipynb in order.
+
+    Args:
+        args: Notebook paths from the command line; empty: every notebook.
+    """
     if args:
         return [Path(a).resolve() for a in args]
     return sorted(NOTEBOOKS.glob("*.ipynb"))
 
 
 def execute(path: Path, cell_timeout: int | None = None) -> float:
-    """Run one notebook in place; return the seconds it took. Raises on a failing cell."""
+    """Run one notebook in place; return the seconds it took. Raises on a failing cell.
+
+    Args:
+        path: The notebook; its outputs are saved back into it.
+        cell_timeout: Seconds one cell may take; None: the notebook's own limit (120 s, longer for the local model's).
+    """
     nb = nbformat.read(path, as_version=4)
     timeout = cell_timeout or LOCAL_CELL_TIMEOUT.get(path.stem, CELL_TIMEOUT)
     os.environ.update(QUIET_ENV)  # the kernel inherits this process's environment
@@ -88,6 +97,9 @@ def _tidy(nb: nbformat.NotebookNode) -> None:
 
 def is_progress_bar(output: nbformat.NotebookNode) -> bool:
     """Whether a saved output is only a progress bar: a tqdm widget's frozen text, or bar lines on stderr.
+
+    Args:
+        output: One saved output of a code cell.
 
     Examples:
         >>> bar = nbformat.v4.new_output("display_data",
