@@ -370,11 +370,10 @@ def _need(monitor: Monitor | None) -> Monitor:
 
 
 def create_condition(monitor: Monitor, code: str, description: str, source: str | None = None) -> str:
-    """Write a condition to watch for, as a Python function with no arguments that returns True or False.
-    It is checked and test-run now; use its id with notify_on_condition. Read devices only with
-    get(device_id, attribute) and state(device_id); use comparisons, and/or/not, if/return, assignments,
-    + - * /, abs, min, max, round, len, any, all, int, float, str, bool. No imports, loops, attribute access
-    or names starting with _.
+    """Write a condition to watch for, as a Python function with no arguments that returns True or False. It is
+    checked and test-run now; use its id with notify_on_condition. Read devices only with get(device_id, attribute)
+    and state(device_id); use comparisons, and/or/not, if/return, assignments, + - * /, abs, min, max, round, len,
+    any, all, int, float, str, bool. No imports, loops, attribute access or names starting with _.
 
     Args:
         code: The function's source, e.g. "def fridge_is_open():\\n    return get('fridge', 'door') == 'open'".
@@ -447,5 +446,4 @@ def cancel_condition(monitor: Monitor, condition_id: str, source: str | None = N
     return f"Condition {condition.id!r} ({condition.description}) is cancelled."
 
 
-PERSISTENT_TOOLS: list[Callable[..., str]] = [create_condition, notify_on_condition, list_conditions,
-                                              cancel_condition]
+PERSISTENT_TOOLS: list[Callable[..., str]] = [create_condition, notify_on_condition, list_conditions, cancel_condition]
