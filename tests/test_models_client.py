@@ -103,10 +103,12 @@ def test_load_api_key_colab(tmp_path, monkeypatch):
 
 def test_import_lares_kit_does_not_import_openai():
     code = "import sys, lares_kit; lares_kit.load_world('lares-home'); print('openai' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60,
+                         check=False)
     assert out.stdout.strip() == "False", out.stderr
     lazy = "import sys, lares_kit; lares_kit.make_client; print('openai' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    out = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, cwd=ROOT, timeout=60,
+                         check=False)
     assert out.stdout.strip() == "True", out.stderr
 
 

@@ -428,7 +428,8 @@ def test_the_sage_device_agent_reports_a_refusal_without_done(result, message):
     messages = [{"role": "user", "content": "unlock the front door"}]
     for n, (name, args, answer) in enumerate(history):
         messages += [{"role": "assistant", "content": "", "tool_calls": [
-                         {"id": f"c{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]},
+                         {"id": f"c{n}", "type": "function",
+                          "function": {"name": name, "arguments": json.dumps(args)}}]},
                      {"role": "tool", "tool_call_id": f"c{n}", "content": answer}]
     tools = [{"function": {"name": n}} for n in ("find_device", "get_capability_docs", "execute_command", "halt")]
     assert device_step(read_talk(messages, tools)) == ("halt", {"message_to_user": message})

@@ -39,8 +39,9 @@ def drive(home, instruction, *, client=None, answers=(), mode="latest", style="a
             decide = {"type": "function", "function": {"name": "decide_best_function", "description": "Decide.",
                       "parameters": {"type": "object", "required": ["reasoning", "best_function"], "properties": {
                           "reasoning": {"type": "string"}, "best_function": {"type": "string", "enum": box.names}}}}}
-            r = client.chat.completions.create(model="offline", messages=msgs, tools=[decide],
-                                               tool_choice={"type": "function", "function": {"name": "decide_best_function"}})
+            r = client.chat.completions.create(
+                model="offline", messages=msgs, tools=[decide],
+                tool_choice={"type": "function", "function": {"name": "decide_best_function"}})
             intent = json.loads(r.choices[0].message.tool_calls[0].function.arguments)
             assert intent["reasoning"]
             fn = intent["best_function"]

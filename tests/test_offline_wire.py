@@ -181,7 +181,8 @@ def test_react_text_mode(client):
         {"type": "function", "function": {"name": "halt"}}],
       "tool_choice": {"type": "function", "function": {"name": "fly"}}}, "tool_choice"),
     ({"model": "offline", "messages": [{"role": "user", "content": "x"},
-                                       {"role": "tool", "tool_call_id": "call_1", "content": "y"}]}, "messages.[1].role"),
+                                       {"role": "tool", "tool_call_id": "call_1", "content": "y"}]},
+     "messages.[1].role"),
     ({"model": "offline", "messages": [{"role": "user", "content": "x"}],
       "response_format": {"type": "json_object"}}, "messages"),
 ])

@@ -125,7 +125,8 @@ def test_forced_choice_over_http(server):
 
     box = Toolbox(load_world("lares-home"))
     r = client.chat.completions.create(model="offline-multi", messages=[{"role": "user", "content": "hi"}],
-                                       tools=box.schemas(), tool_choice={"type": "function", "function": {"name": "move_robot"}})
+                                       tools=box.schemas(),
+                                       tool_choice={"type": "function", "function": {"name": "move_robot"}})
     assert r.model == "offline-multi" and r.choices[0].message.tool_calls[0].function.name == "move_robot"
 
 

@@ -35,8 +35,9 @@ from lares_kit.models.wire import handle
 ROOT = Path(__file__).resolve().parent.parent
 READ_TIMEOUT = 10.0  # lares serve-model's default: the bound on how long a malformed request may take
 INSTRUCTIONS = ["turn on the light in the kitchen", "turn on the light for my dog", "which lights are on?",
-                "turn off all the lights", "make me a sandwich", "set the office light depending on whether it's daytime",
-                "is the bedroom light on?", "close the blinds in the lounge", "hello", "turn the hallway light off"]
+                "turn off all the lights", "make me a sandwich",
+                "set the office light depending on whether it's daytime", "is the bedroom light on?",
+                "close the blinds in the lounge", "hello", "turn the hallway light off"]
 
 pytestmark = pytest.mark.slow
 
@@ -117,12 +118,14 @@ def test_200_concurrent_clients_are_all_answered(tmp_path):
     finally:
         wall = time.perf_counter() - start
         code, stopped, log = server.stop()
-    answered = sum(status == 200 and _no_clock(got) == expected[body] for (status, got, _), body in zip(replies, bodies))
+    answered = sum(status == 200 and _no_clock(got) == expected[body]
+                   for (status, got, _), body in zip(replies, bodies))
     latencies = sorted(seconds for _, _, seconds in replies)
     print(f"\n200 concurrent clients: {answered} answered with the in-process bytes in {wall:.1f} s "
           f"(latency median {statistics.median(latencies):.2f} s, slowest {latencies[-1]:.2f} s); "
           f"stopped {stopped:.2f} s after SIGINT")
-    assert answered == 200, [(body, got) for (_, got, _), body in zip(replies, bodies) if _no_clock(got) != expected[body]][:2]
+    assert answered == 200, [(body, got) for (_, got, _), body in zip(replies, bodies)
+                             if _no_clock(got) != expected[body]][:2]
     assert code == 0 and "Traceback" not in log
 
 
@@ -137,7 +140,8 @@ def _damaged(rng: random.Random, good: bytes) -> bytes:
     if how == 1:  # cut short: the server waits READ_TIMEOUT for the rest, then says 408
         return good[:rng.randrange(1, len(good))]
     if how == 2:  # a strange method or path
-        method = rng.choice(["GET", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "TRACE", "X-" + "A" * rng.randint(1, 40)])
+        method = rng.choice(["GET", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "TRACE",
+                             "X-" + "A" * rng.randint(1, 40)])
         path = rng.choice(["/v1/chat/completions", "/", "/v1/models/x", "/%00", "/v1/chat/completions?x=" + "a" * 3000])
         return request(b"{}", method, path)
     if how == 3:  # a header that is not a header
