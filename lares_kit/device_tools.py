@@ -70,7 +70,7 @@ def set_device(home: Home, device_id: DeviceId, attribute: str, value: bool | fl
     if spec.kind == "bool":  # "the window ... is now open (was closed)", not "the open of the window is now true"
         subject, now, was = where, _flag(attribute, new), _flag(attribute, old)
     else:
-        subject, now, was = f"the {attribute} of {where}", _words(new), _words(old)
+        subject, now, was = f"the {attribute} of {where}", _value_text(new), _value_text(old)
     # "The blinds ... are open", "The position of the blinds ... is 100"
     subject, be = subject[0].upper() + subject[1:], agree(subject, "is")
     if old == new:
@@ -95,7 +95,7 @@ def read_device(home: Home, device_id: DeviceId) -> str:
     """
     dev = _device(home, device_id)
     attrs = attributes_of(dev.type, dev.capabilities)
-    state = ", ".join(_flag(k, v) if isinstance(v, bool) else f"{k} {_words(v, attrs.get(k))}"
+    state = ", ".join(_flag(k, v) if isinstance(v, bool) else f"{k} {_value_text(v, attrs.get(k))}"
                       for k, v in dev.state.items()) or "no readings"
     settable = [f"{n} ({a.describe()})" for n, a in attrs.items() if not a.read_only]
     # A world file's device description (e.g. what readings are comfortable) helps the model judge them.
@@ -117,7 +117,7 @@ def _flag(attribute: str, value: Any) -> str:
     return yes if value else no
 
 
-def _words(value: Any, spec: Attribute | None = None) -> str:
+def _value_text(value: Any, spec: Attribute | None = None) -> str:
     # A number reads with its unit when the spec has one: "28.5 °C", "71%", "1650 ppm".
     if isinstance(value, bool):
         return {True: "true", False: "false"}[value]

@@ -41,7 +41,7 @@ _STOP = frozenset("a an the by on in at of to near next beside behind over under
 WEIGHTS = {"kind": 3.0, "near": 2.0, "room": 1.5, "alias": 1.5, "description": 0.5}
 
 
-def _words(text: str) -> list[str]:
+def _match_words(text: str) -> list[str]:
     # lowercase words, plural s dropped ("lights" ~ "light"), stopwords out
     out = []
     for w in re.findall(r"[a-z0-9]+", text.lower()):
@@ -65,11 +65,11 @@ def _fields(home: Home, dev: Device) -> dict[str, set[str]]:
     room = home.graph.nodes[dev.room]
     kinds = {w for w, types in KIND_WORDS.items() if dev.type in types}
     return {
-        "kind": {_words(k)[0] for k in kinds if _words(k)} | set(_words(dev.name)),
-        "near": set(_words(" ".join(extras.get("near", [])))),
-        "room": set(_words(" ".join([room.get("name", ""), dev.room, *room.get("aliases", [])]))),
-        "alias": set(_words(" ".join(dev.aliases))),
-        "description": set(_words(dev.description)),
+        "kind": {_match_words(k)[0] for k in kinds if _match_words(k)} | set(_match_words(dev.name)),
+        "near": set(_match_words(" ".join(extras.get("near", [])))),
+        "room": set(_match_words(" ".join([room.get("name", ""), dev.room, *room.get("aliases", [])]))),
+        "alias": set(_match_words(" ".join(dev.aliases))),
+        "description": set(_match_words(dev.description)),
     }
 
 
@@ -89,7 +89,7 @@ def rank_devices(home: Home, description: str) -> list[Match]:
         >>> rank_devices(home, "the light by the dresser")[0].device_id
         'nightstand-strip'
     """
-    words = _words(description)
+    words = _match_words(description)
     # the first kind word is the head noun: "the light behind the TV" is a light
     head = next((w for w in re.findall(r"[a-z]+", description.lower()) if w in KIND_WORDS), None)
     kinds = set(KIND_WORDS.get(head, ())) if head else set()

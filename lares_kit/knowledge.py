@@ -107,7 +107,7 @@ def use_id_enums(home: Home, fmt: str) -> bool:
 
 
 # ----------------------------------------------------------------- retrieval
-def _words(text: str) -> list[str]:
+def _tokens(text: str) -> list[str]:
     # "Meeting room 304 (Oak)" -> ["meeting", "room", "304", "oak"]
     return re.findall(r"[a-z0-9]+", text.lower().replace("'s", ""))
 
@@ -123,16 +123,16 @@ class _Index:
         for room, attrs in home.graph.nodes(data=True):
             names = [room.replace("-", " "), attrs.get("name", ""), *attrs.get("aliases", [])]
             for name in names:
-                words = _words(name)
+                words = _tokens(name)
                 self.phrases.setdefault(" ".join(words), room)
                 for w in words:
                     self.room_words[w].add(room)
             for dev in home.devices_in(room):
-                for w in _words(" ".join([dev.name, dev.type, *dev.aliases])):
+                for w in _tokens(" ".join([dev.name, dev.type, *dev.aliases])):
                     self.device_words[w].add(room)
 
     def scores(self, instruction: str) -> dict[str, float]:
-        words = [w for w in _words(instruction) if w not in STOP_WORDS]
+        words = [w for w in _tokens(instruction) if w not in STOP_WORDS]
         n = len(self.rooms)
         score: dict[str, float] = defaultdict(float)
         for w in set(words):
@@ -143,7 +143,7 @@ class _Index:
                     idf = math.log(1 + n / len(rooms))
                     for room in rooms:
                         score[room] += weight * idf
-        text = f" {' '.join(_words(instruction))} "
+        text = f" {' '.join(_tokens(instruction))} "
         for phrase, room in self.phrases.items():
             if phrase and (f" {phrase} " in text or f" {phrase}s " in text):
                 score[room] += 100.0  # the room's whole name: the strongest evidence there is
@@ -194,7 +194,7 @@ def relevant_rooms(home: Home, instruction: str, robot_room: str | None = None, 
     index = _index(home)
     scores = index.scores(instruction)
     best = max(scores.values(), default=0.0)
-    words = set(_words(instruction))
+    words = set(_tokens(instruction))
     if len(index.rooms) <= NEIGHBOURS or (words & GLOBAL_WORDS and best < 100):
         return list(index.rooms), set(index.rooms)  # small enough to show whole, or about all of it
     chosen = sorted((r for r, s in scores.items() if s >= 0.5 * best and s > 0), key=lambda r: -scores[r])[:limit]
@@ -217,7 +217,7 @@ def relevant_rooms(home: Home, instruction: str, robot_room: str | None = None, 
 
 def _floor_named(instruction: str) -> int | None:
     # "floor 3", "the third floor", "ground floor" -> the floor number; None if no floor is named
-    text = " ".join(_words(instruction))
+    text = " ".join(_tokens(instruction))
     if m := re.search(r"\bfloor (\d+)\b", text):
         return int(m.group(1))
     if m := re.search(r"\b(\w+) floor\b", text):

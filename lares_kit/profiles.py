@@ -99,7 +99,7 @@ def memory_for(home: Home, store: MemoryStore | None = None) -> Memory:
     return Memory(seed_memory(home, store or MemoryStore(":memory:")), user=speaker(home))
 
 
-def _words(value: Any) -> str:
+def _preference_text(value: Any) -> str:
     return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
@@ -123,7 +123,7 @@ def profile_of(store: MemoryStore, person: str, name: str = "") -> str:
     if not prefs and not requests:
         return f"Nothing is known about {name or person} yet: no preferences and no past requests."
     lines = [f"Profile of {name or person} ({person}):"]
-    lines += [f"- {key}: {_words(value)}" for key, value in prefs.items()]
+    lines += [f"- {key}: {_preference_text(value)}" for key, value in prefs.items()]
     # What the past requests keep coming back to: the summary SAGE builds from its daily logs.
     common = Counter(w for t in requests for w in set(words_of(t.text)) if len(w) > 3)
     often = [w for w, n in common.most_common(6) if n > 1]
