@@ -49,7 +49,7 @@ def test_the_designs_say_what_they_are():
     ("sage", {"tools": []}, "sage builds its own tools"),
     ("intent-action", {"executor": "offline"}, "intent-action has no executor model"),
     ("intent-action", {"options": {"parallel_tool_calls": True}}, "intent-action has no option 'parallel_tool_calls'; "
-                                                                  "it takes no options."),
+                                                                  "its options: temperature."),
     ("function-calling", {"options": {"action_format": "text"}}, "its options: parallel_tool_calls"),
     ("function-calling", {"memory": 42}, "memory must be a Memory, a MemoryStore or a store file path"),
     ("function-calling", {"knowledge": "some"}, "unknown knowledge mode 'some'; modes: latest, initial, none"),
@@ -68,7 +68,8 @@ def test_a_combination_a_design_does_not_take_is_a_sentence(agent, kw, says):
     ({"parser": "greedy"}, "option parser must be one of naive, one, all; got 'greedy'"),
     ({"max_iterations": 0}, "option max_iterations must be a whole number of at least 1"),
     ({"actionformat": "text"}, "react has no option 'actionformat'; its options: action_format, parser, "
-                               "max_iterations."),
+                               "max_iterations, temperature."),
+    ({"temperature": -1}, "option temperature must be a number from 0 to 2, not -1"),
 ])
 def test_react_options_are_checked_before_anything_runs(options, says):
     client = FakeClient([])

@@ -113,11 +113,8 @@ def test_knowledge_none_leaves_the_message_out(home):
 
 
 # ------------------------------------------------------- malformed replies
-@pytest.mark.parametrize("agent", ["function-calling", "intent-action"])
-def test_a_reply_without_a_call_is_an_error_step_and_the_loop_recovers(home, agent):
-    script = [text("I think the light should be on.")] + (fc(KITCHEN, HALT) if agent == "function-calling"
-                                                          else ia(KITCHEN, HALT))
-    ep, client = run(home, script, agent)
+def test_a_reply_without_a_call_is_an_error_step_and_the_loop_recovers(home):
+    ep, client = run(home, [text("I think the light should be on."), KITCHEN, HALT])
     assert isinstance(ep.steps[0], Error) and ep.steps[0].reply == "I think the light should be on."
     assert ep.status == "done" and home.devices["kitchen-light"].state["on"]
     notes = client.requests[1]["messages"][4:]
@@ -195,7 +192,6 @@ def test_intent_action_two_decisions_uses_the_first_and_notes_it(home):
 @pytest.mark.parametrize("bad_intent,why", [
     (decide("fly"), "best_function must be one of"),
     (bad_args("decide_best_function"), "not valid JSON"),
-    (call("set_light", light_id="kitchen-light", on=True), "Only decide_best_function was offered"),
 ])
 def test_intent_action_unusable_decisions_lose_the_step(home, bad_intent, why):
     ep, client = run(home, [bad_intent, *ia(KITCHEN, HALT)], "intent-action")
@@ -204,16 +200,11 @@ def test_intent_action_unusable_decisions_lose_the_step(home, bad_intent, why):
     assert client.requests[1]["tools"][0]["function"]["name"] == "decide_best_function"  # the next step's intent
 
 
-def test_intent_action_call_to_another_function_is_not_run(home):
-    ep, _ = run(home, [decide("look_with_robot"), KITCHEN, *ia(KITCHEN, HALT)], "intent-action")
-    refused = ep.tool_calls[0]
-    assert not refused.ok and "Only look_with_robot was offered" in refused.result
-    assert ep.status == "done"
-
-
-def test_intent_action_action_without_a_call(home):
-    ep, _ = run(home, [decide("set_light"), text("ok"), *ia(KITCHEN, HALT)], "intent-action")
-    assert [s.kind for s in ep.steps[:2]] == ["intent", "error"]
+def test_intent_action_a_later_call_to_another_function_is_not_run(home):
+    look_then_light = calls(("look_with_robot", {}), ("set_light", {"light_id": "kitchen-light", "on": True}))
+    ep, _ = run(home, [decide("look_with_robot"), look_then_light, *ia(KITCHEN, HALT)], "intent-action")
+    refused = ep.tool_calls[1]
+    assert not refused.ok and "Only one function call is allowed per step" in refused.result
     assert ep.status == "done"
 
 
@@ -244,8 +235,8 @@ def test_step_limit(home, agent, per_step):
 
 
 def test_intent_action_default_step_limit_is_20(home):
-    ep, client = run(home, [text("hm")] * 20, "intent-action")
-    assert ep.status == "step_limit" and ep.max_steps == 20 and len(client.requests) == 20
+    ep, client = run(home, [decide("look_with_robot"), call("look_with_robot")] * 20, "intent-action")
+    assert ep.status == "step_limit" and ep.max_steps == 20 and len(client.requests) == 40
 
 
 @pytest.mark.parametrize("agent", ["function-calling", "intent-action"])

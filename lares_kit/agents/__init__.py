@@ -40,7 +40,8 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
               client: Any = None, user: User | None = None, knowledge: str | None = None,
               knowledge_format: str | None = None, tools: list[Callable[..., str]] | None = None,
               max_steps: int | None = None, memory: Any = None, monitor: Any = None, source: str | None = None,
-              executor: str | tuple[str, Any] | None = None, options: dict[str, Any] | None = None) -> Episode:
+              executor: str | tuple[str, Any] | None = None, options: dict[str, Any] | None = None,
+              server: Any = None) -> Episode:
     """Run one instruction with one agent in one home; return the Episode.
 
     What the agent knows and can do comes from ``knowledge``,
@@ -76,8 +77,11 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
             and the goal tells the model who is speaking.
         executor: React's light model that writes Actions, a model name or a ``(name, client)`` pair; None ->
             ``$LARES_EXECUTOR_MODEL``, else ``model``.
-        options: The design's options (function-calling: ``parallel_tool_calls``; react: ``action_format``,
-            ``parser``); None -> its defaults.
+        options: The design's options (every design: ``temperature``, 0 unless set; function-calling:
+            ``parallel_tool_calls``; react: ``action_format``, ``parser``); None -> its defaults.
+        server: What the model's server accepts: a name in :data:`lares_kit.models.servers.PROFILES`
+            (``llamacpp``, ``ollama``, ``vllm``, ``openai``, ``lmstudio``) or a ``ServerProfile``; None ->
+            ``$LARES_SERVER``, else ``offline`` for the toolkit's own models and ``auto`` (learned) for others.
 
     Examples:
         >>> from lares_kit import load_world
@@ -93,10 +97,14 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
     opts = spec.make_options(options)
     home = _home(home)
     model, client = _client(model, client)
+    from ..models.servers import server_profile  # here: the models package imports openai
+
+    profile = server_profile(server, model=model)
     episode = Episode.start(instruction, home, agent=agent, model=model, knowledge=knowledge, max_steps=steps,
                             source="owner" if source is None else source,  # "" is nobody we trust, not the owner
                             knowledge_format=knowledge_format)
-    run = AgentRun(episode, home, None, client, model, steps, opts, **spec.make_executor(executor, model))
+    run = AgentRun(episode, home, None, client, model, steps, opts, **spec.make_executor(executor, model),
+                   server=profile)
     run.toolbox, episode.system_prompt, episode.goal_prompt = spec.setup(
         run, tools, Listener(user if user is not None else NoUser()), spec.make_memory(memory, home), monitor)
     if spec.persistent and monitor is not None and monitor.on_fire is None:
@@ -155,7 +163,8 @@ def _run_fired(parent: AgentRun, firing: Any) -> Episode:
     try:
         return run_agent(firing.instruction, home, parent.episode.agent, parent.model, client=parent.client,
                          memory=box.memory, monitor=box.monitor, max_steps=parent.max_steps,
-                         source=firing.source or "")
+                         source=firing.source or "", options={"temperature": parent.options.temperature},
+                         server=parent.server)
     finally:
         if saved is _UNSET:
             home.extra.pop("time_of_day", None)

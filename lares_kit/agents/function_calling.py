@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import LaresError
-from .shared import AgentRun
+from .shared import AgentRun, RequestOptions
 
 __all__ = ["run_function_calling", "FunctionCallingOptions"]
 
 
 @dataclass(frozen=True)
-class FunctionCallingOptions:
-    """The loop's one setting, from ``run_agent(..., options={...})``.
+class FunctionCallingOptions(RequestOptions):
+    """The loop's own setting, from ``run_agent(..., options={...})`` (and ``temperature``, as every design).
 
     Examples:
         >>> FunctionCallingOptions(parallel_tool_calls=True).parallel_tool_calls
@@ -33,6 +33,7 @@ class FunctionCallingOptions:
     parallel_tool_calls: bool = False  # let the model call several tools in one reply, and run them all
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not isinstance(self.parallel_tool_calls, bool):
             raise LaresError(f"option parallel_tool_calls must be true or false, not {self.parallel_tool_calls!r}")
 

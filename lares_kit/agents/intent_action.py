@@ -11,8 +11,12 @@ model calls:
 2. **action**: only the chosen function is offered, forced; the model fills
    in its arguments, and the call runs.
 
-A decision that cannot be used (no call, bad JSON, an unknown function) is
-recorded as an error step and the step is lost -- the loop goes on.
+A decision that cannot be used (bad JSON, an unknown function) is recorded
+as an error step and the step is lost -- the loop goes on. A server that
+ignores the forced choice (it answers in text, or calls another function)
+is handled by :func:`~lares_kit.agents.forced_choice.ask_forced`: the
+transcript says so, the function is offered alone with a note to call it
+now, and if nothing gives a call the episode ends ``model_error``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import json
 from typing import Any
 
 from ..steps import Intent
-from .prompts import decide_schema, forced
+from .forced_choice import ask_forced
+from .prompts import decide_schema
 from .shared import AgentRun
 
 __all__ = ["run_intent_action", "read_intent"]
@@ -41,15 +46,18 @@ def run_intent_action(run: AgentRun) -> None:
     """
     decide = decide_schema(run.toolbox.names)
     for turn in range(1, run.max_steps + 1):
-        reply = run.ask_model(turn, "intent", [decide], tool_choice=forced("decide_best_function"))
+        reply = ask_forced(run, turn, "intent", decide)
         intent = read_intent(run, turn, reply) if reply is not None else None
         if intent is None:
+            if run.episode.status != "running":
+                return  # the server ignored the forced choice and no fallback worked: model_error
             continue  # recorded as an error step; the step is lost (Lares logs it and moves on)
         run.episode.steps.append(intent)  # kept as its summary line, never as the raw call
-        tool = [run.toolbox.schema(intent.function)]
-        reply = run.ask_model(turn, "action", tool, tool_choice=forced(intent.function))
+        reply = ask_forced(run, turn, "action", run.toolbox.schema(intent.function))
         if reply is not None and run.run_calls(turn, reply, one_only=True, only=intent.function):
             return  # halt, or a question nobody answered
+        if run.episode.status != "running":
+            return
     run.finish("step_limit", f"Stopped: {run.max_steps} steps used up before the agent called halt.")
 
 

@@ -13,7 +13,11 @@ from typing import Any
 
 from ..schema import ToolName, tool_schema
 
-__all__ = ["ROLE_PROMPT", "GOAL_PROMPT", "decide_best_function", "decide_schema", "forced"]
+__all__ = ["ROLE_PROMPT", "GOAL_PROMPT", "REASONING_MAX_CHARS", "decide_best_function", "decide_schema", "forced"]
+
+# The decide schema's maxLength on reasoning: a few sentences. Without a bound a small model can write
+# thousands of tokens of "reasoning" before it names the function (one took 218 s on a local server).
+REASONING_MAX_CHARS = 500
 
 ROLE_PROMPT = (
     "You control a smart home through functions. You know the layout of the home: its rooms, "
@@ -43,7 +47,7 @@ def decide_best_function(reasoning: str, best_function: ToolName) -> str:
 
 
 def decide_schema(names: list[str]) -> dict[str, Any]:
-    """The intent tool's schema: ``best_function`` is an enum of the tool names.
+    """The intent tool's schema: ``best_function`` is an enum of the tool names; ``reasoning`` has a maxLength.
 
     Args:
         names: The names of the tools the model may choose from, in the order it will see them.
@@ -52,8 +56,12 @@ def decide_schema(names: list[str]) -> dict[str, Any]:
         >>> s = decide_schema(["set_light", "halt"])
         >>> s["function"]["name"], s["function"]["parameters"]["properties"]["best_function"]["enum"]
         ('decide_best_function', ['set_light', 'halt'])
+        >>> s["function"]["parameters"]["properties"]["reasoning"]["maxLength"]
+        500
     """
-    return tool_schema(decide_best_function, {ToolName: list(names)})
+    schema = tool_schema(decide_best_function, {ToolName: list(names)})
+    schema["function"]["parameters"]["properties"]["reasoning"]["maxLength"] = REASONING_MAX_CHARS
+    return schema
 
 
 def forced(name: str) -> dict[str, Any]:

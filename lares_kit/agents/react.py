@@ -41,7 +41,7 @@ from ..contract import speaker_line
 from ..errors import LaresError
 from ..steps import Action, Thought, ToolCall
 from .react_parser import POLICIES, Parsed, ignored_note, parse_actions, parse_thought
-from .shared import AgentRun
+from .shared import AgentRun, RequestOptions
 
 __all__ = ["ReactOptions", "run_react", "run_react_parallel", "describe_tools", "prompt_a", "prompt_b",
            "action_format", "rounds", "MAX_ITERATIONS", "ACTION_FORMATS"]
@@ -85,8 +85,8 @@ _RULES = {
 
 
 @dataclass(frozen=True)
-class ReactOptions:
-    """How the react agent talks to its models; ``run_agent(..., options={...})`` sets them.
+class ReactOptions(RequestOptions):
+    """How the react agent talks to its models; ``run_agent(..., options={...})`` sets them (and ``temperature``).
 
     Examples:
         >>> ReactOptions(action_format="text", parser="naive").parser
@@ -102,6 +102,7 @@ class ReactOptions:
     max_iterations: int = MAX_ITERATIONS
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name, known in (("action_format", ACTION_FORMATS), ("parser", POLICIES)):
             if getattr(self, name) not in known:
                 raise LaresError(f"option {name} must be one of {', '.join(known)}; got {getattr(self, name)!r}")

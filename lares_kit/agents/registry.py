@@ -33,7 +33,7 @@ from .intent_action import run_intent_action
 from .prompts import GOAL_PROMPT, ROLE_PROMPT
 from .react import MAX_ITERATIONS, ReactOptions, run_react, run_react_parallel
 from .sage import run_sage, sage_setup
-from .shared import AgentRun, NoOptions
+from .shared import AgentRun, RequestOptions
 
 __all__ = ["AgentSpec", "AGENTS", "DEFAULT_MAX_STEPS", "get_agent", "lares_setup"]
 
@@ -88,7 +88,7 @@ class AgentSpec:
     memory: bool = False  # always keeps a memory (a throwaway one when none is given), so it hears the speaker
     executor: bool = False  # a second, light model writes its actions (run_agent's executor=)
     persistent: bool = False  # registers persistent commands: a fired one runs through this design again
-    options: type = NoOptions  # the dataclass run_agent's options={...} fill in
+    options: type = RequestOptions  # the dataclass run_agent's options={...} fill in (temperature, and the design's)
     setup: Callable[..., tuple[Toolbox, str, str]] = lares_setup  # (run, tools, user, memory, monitor) -> box, prompts
 
     def settings(self, knowledge: str | None, knowledge_format: str | None,
@@ -128,12 +128,14 @@ class AgentSpec:
             Traceback (most recent call last):
             ...
             lares_kit.errors.LaresError: react has no option 'parsr';
-            its options: action_format, parser, max_iterations.
+            its options: action_format, parser, max_iterations, temperature.
         """
-        known = [f.name for f in dataclasses.fields(self.options)]
+        # The design's own options first, then what every design takes (RequestOptions: temperature).
+        common = [f.name for f in dataclasses.fields(RequestOptions)]
+        known = [f.name for f in dataclasses.fields(self.options) if f.name not in common] + common
         for name in given or {}:
             if name not in known:
-                have = f"its options: {', '.join(known)}" if known else "it takes no options"
+                have = f"its options: {', '.join(known)}"
                 raise LaresError(f"{self.name} has no option {name!r}; {have}.")
         return self.options(**(given or {}))
 

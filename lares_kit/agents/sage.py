@@ -128,7 +128,7 @@ class SageTree:
                                 max_steps=SUB_AGENT_MAX_STEPS, system_prompt=prompt,
                                 goal_prompt=_goal(self.memory.user))
         sub = AgentRun(episode, parent.home, box, parent.client, parent.model, SUB_AGENT_MAX_STEPS,
-                       options=FunctionCallingOptions())
+                       options=FunctionCallingOptions(temperature=parent.options.temperature), server=parent.server)
         run_function_calling(sub)  # a ModelFailed here ends the whole run, as in the coordinator
         episode.final_state = parent.home.truth()
         self.sub_episodes.append(episode)

@@ -16,6 +16,15 @@ the loop itself fits on one screen:
   it; calls that were not allowed get an error result instead of running.
   :meth:`AgentRun.call` runs one call given by name (the ReAct Action).
 
+Every request is bounded and says what it wants: ``max_tokens`` by phase
+(:data:`MAX_TOKENS`: an intent needs little; one runaway reply must not keep
+a single-threaded server busy for minutes) and an explicit ``temperature``
+(:class:`RequestOptions`, 0 unless set, so runs repeat). The run's server
+profile (:mod:`lares_kit.models.servers`) is applied to every request: an
+empty string instead of null content beside tool calls where null is
+refused. What a loop does when a server ignores a forced ``tool_choice`` is
+in :mod:`~lares_kit.agents.forced_choice`.
+
 A request that fails (``openai.APIError`` after the client's own retries)
 raises :class:`ModelFailed`, which :func:`lares_kit.agents.run_agent` turns
 into the status ``model_error``. Nothing else escapes.
@@ -30,12 +39,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..episode import Episode
+from ..errors import LaresError
 from ..home import Home
 from ..steps import Error, Final, LLMCall, Question, ToolCall
 from ..tools import Toolbox
 from ..users import NoAnswer, User
 
-__all__ = ["AgentRun", "ModelFailed", "Listener", "NoOptions"]
+__all__ = ["AgentRun", "ModelFailed", "Listener", "RequestOptions", "MAX_TOKENS"]
+
+# max_tokens by phase: room for the reply the phase needs, not for a runaway. The offline model's longest
+# replies in the benchmark: intent 113, action 139, turn 463 (a halt with a long answer), thought 147,
+# react action 66 (a list of parallel actions 166).
+MAX_TOKENS = {
+    "intent": 256,  # decide_best_function: a reasoning of at most REASONING_MAX_CHARS (prompts.py) and a name
+    "action": 512,  # one call with its arguments (intent-action's action, react's Action)
+    "actions": 1024,  # react-parallel: a list of independent Actions
+    "turn": 1024,  # function-calling and sage: a call, or a halt whose message may list a whole floor
+    "thought": 768,  # react's planner: a Thought, or a Thought and the Final Answer
+}
+DEFAULT_MAX_TOKENS = 1024  # a phase not listed above
 
 
 class ModelFailed(Exception):
@@ -63,8 +85,26 @@ class Listener:
 
 
 @dataclass(frozen=True)
-class NoOptions:
-    """The settings of a design that has none (``run_agent(..., options=)`` must then be empty)."""
+class RequestOptions:
+    """What every design sends with each request; a design's own options extend it.
+
+    Examples:
+        >>> RequestOptions().temperature, RequestOptions(temperature=0.7).temperature
+        (0.0, 0.7)
+        >>> RequestOptions(temperature="warm")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: option temperature must be a number from 0 to 2, not 'warm'
+    """
+
+    # Sent explicitly with every request: 0 makes a run repeat (a server's own default, often 0.2 or 0.8,
+    # makes two runs of the same lesson differ). Passed unchanged to real models.
+    temperature: float = 0.0
+
+    def __post_init__(self) -> None:
+        ok = isinstance(self.temperature, (int, float)) and not isinstance(self.temperature, bool)
+        if not ok or not 0 <= self.temperature <= 2:
+            raise LaresError(f"option temperature must be a number from 0 to 2, not {self.temperature!r}")
 
 
 @dataclass
@@ -77,12 +117,15 @@ class AgentRun:
     client: Any  # an openai.OpenAI, or anything with .chat.completions.create(**request)
     model: str
     max_steps: int = 20
-    # The design's settings: a dataclass run_agent fills from options= (function-calling: parallel calls;
-    # react: action_format, parser).
-    options: Any = field(default_factory=NoOptions)
+    # The design's settings: a RequestOptions (or a subclass) run_agent fills from options= (every design:
+    # temperature; function-calling: parallel calls; react: action_format, parser).
+    options: Any = field(default_factory=RequestOptions)
     # The react agent's second model (the light model that writes Actions).
     executor_client: Any = None  # None: the planner's client
     executor_model: str = ""  # "": the planner's model
+    # What the server accepts (lares_kit.models.servers.ServerProfile); None: everything, as the offline model.
+    # A loop replaces it when the server refuses or ignores something, for the rest of the run.
+    server: Any = None
 
     # --------------------------------------------------------------- model
     def ask_model(self, turn: int, phase: str, tools: list[dict[str, Any]], tool_choice: Any,
@@ -119,13 +162,20 @@ class AgentRun:
                 **params: Any) -> Any | None:
         """The one model call of every loop: send one request, record its usage; the first choice's message.
 
-        None when the reply has no choices. Usage is recorded under ``phase``;
-        a server that sends none has the request counted here (a documented
-        estimate, :func:`lares_kit.models.tokens.count_request`). Raises
+        None when the reply has no choices. The request is bounded:
+        ``max_tokens`` by ``phase`` (:data:`MAX_TOKENS`) and the options'
+        ``temperature``, unless ``params`` set them; the messages are made fit
+        for the run's server. Usage is recorded under ``phase``; a server that
+        sends none has the request counted here (a documented estimate,
+        :func:`lares_kit.models.tokens.count_request`). Raises
         :class:`ModelFailed` if the request fails.
         """
         client = (self.executor_client or self.client) if executor else self.client
         model = (self.executor_model or self.model) if executor else self.model
+        params.setdefault("max_tokens", MAX_TOKENS.get(phase, DEFAULT_MAX_TOKENS))
+        params.setdefault("temperature", getattr(self.options, "temperature", 0.0))
+        if self.server is not None:
+            messages = self.server.messages(messages)
         start = time.perf_counter()
         try:
             response = client.chat.completions.create(model=model, messages=messages, **params)

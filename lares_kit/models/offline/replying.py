@@ -81,7 +81,16 @@ def _intent(b: Beliefs, tool: dict[str, Any], choice: str, reason: str) -> Reply
     intentions = plan(b, set(fake))
     call = render(intentions[0], fake)
     picked = call[0] if call else options[0]
-    return Reply(calls=[(tool["function"]["name"], {reason: intentions[0].why, choice: picked})])
+    return Reply(calls=[(tool["function"]["name"], {reason: _within(intentions[0].why, props(tool).get(reason)),
+                                                    choice: picked})])
+
+
+def _within(text: str, spec: dict[str, Any] | None) -> str:
+    # A reasoning as long as the schema's maxLength allows, cut at a word (as a model told the limit writes less).
+    limit = (spec or {}).get("maxLength")
+    if not isinstance(limit, int) or len(text) <= limit:
+        return text
+    return text[:limit - 3].rsplit(" ", 1)[0] + "..."
 
 
 def _forced(b: Beliefs, tool: dict[str, Any]) -> Reply:
