@@ -22,8 +22,11 @@ so "Spotlights" are on, an item is "an owl", and a "TV" stays in capitals.
 
 :class:`Toolbox.dispatch` never raises on bad model output: an unknown tool,
 invalid JSON, missing/extra/wrong arguments, and exceptions inside a tool all
-become an error observation the model can act on. The only exception that
-passes through is :class:`~lares_kit.users.NoAnswer` -- the episode must end.
+become an error observation the model can act on. Two exceptions pass
+through, because the episode must end: :class:`~lares_kit.users.NoAnswer`,
+and a :class:`StopRun` -- raised by a tool that is itself an agent (a SAGE
+sub-agent) when its model failed: that is the run's ``model_error``, not a
+mistake the calling model could fix by trying another call.
 
 When the home's world file has a ``policy:``, the Toolbox consults a
 :class:`~lares_kit.safety.SafetyGate` before every device change: a
@@ -48,7 +51,7 @@ from .schema import DeviceId, LightId, RoomId, ToolName, check_arguments, tool_s
 from .users import NoAnswer, NoUser, User
 from .wording import agree, in_sentence, with_article
 
-__all__ = ["ToolError", "Observation", "Toolbox", "toggle_light", "set_light", "move_robot",
+__all__ = ["ToolError", "StopRun", "Observation", "Toolbox", "toggle_light", "set_light", "move_robot",
            "look_with_robot", "set_device", "read_device", "ask_user", "halt", "LARES_TOOLS", "DEVICE_TOOLS",
            "STOP_TOOLS", "check_room", "default_tools"]
 
@@ -285,6 +288,16 @@ STOP_TOOLS = frozenset({"halt"})
 
 
 # ---------------------------------------------------------------- dispatcher
+class StopRun(Exception):
+    """Raised by a tool when the whole run must stop; :meth:`Toolbox.dispatch` lets it through.
+
+    Not for a tool's own failure (that is a :class:`ToolError`, an
+    observation): for a tool that runs an agent whose model failed, so the
+    run ends with the status ``model_error`` and not a tool error the model
+    would read and answer around (:mod:`lares_kit.agents.sage`).
+    """
+
+
 @dataclass
 class Observation:
     """The result of one tool call, as the model will read it."""
@@ -415,7 +428,7 @@ class Toolbox:
         except ToolError as exc:
             self._remember(key, before)
             return Observation(name, args, str(exc), ok=False)
-        except NoAnswer:
+        except (NoAnswer, StopRun):
             raise
         except Exception as exc:  # a bug in a tool must not kill the episode
             return Observation(name, args, f"The tool {name} failed unexpectedly ({type(exc).__name__}: {exc}). "

@@ -154,3 +154,59 @@ def test_an_unknown_speaker_is_not_named_in_the_goal():
     assert "You are talking to" not in ep.goal_prompt
     with pytest.raises(ToolError, match="do not know who is speaking"):
         user_profile(Memory(MemoryStore(":memory:")), "")
+
+
+# -------------------------------------------------- a sub-agent's model fails
+SUB_AGENT_PROMPT = "You are SAGE's device agent."
+
+
+def failing_sub_agent(method, path, body):
+    # A remote model as the CLI would reach it: the offline model's answers under another name, except that the
+    # device agent's requests get a 500.
+    import json
+
+    from lares_kit.models.wire import handle
+
+    if path.endswith("/chat/completions") and SUB_AGENT_PROMPT.encode() in body:
+        return 500, {"content-type": "application/json"}, b'{"error": {"message": "the device agent broke"}}'
+    request = json.loads(body) if body else None
+    if isinstance(request, dict) and request.get("model") == "offline-remote":
+        body = json.dumps({**request, "model": "offline"}).encode()
+    return handle(method, path, body)
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+def test_a_sub_agents_model_failure_ends_the_run_model_error(retries):
+    from lares_kit.models import make_client
+    from lares_kit.models.server import ModelServer
+
+    home = load_world("sage-home")
+    with ModelServer(port=0, intercept=failing_sub_agent) as server:
+        client = make_client("offline-remote", api_key="unused", base_url=server.base_url, max_retries=retries)
+        ep = run_agent("dim the lights by the fireplace to a third of their current value", home, agent="sage",
+                       client=client, model="offline-remote")
+    assert ep.status == "model_error"  # not done, with the error as the coordinator's answer
+    assert ep.error.startswith("in the device agent: the server failed (HTTP 500, InternalServerError): the device "
+                               "agent broke")
+    assert ep.final_message == f"Stopped: the model call failed ({ep.error})."
+    assert home.devices["fireplace-strip"].state == ep.initial_state["devices"]["fireplace-strip"]
+    failed = ep.llm_calls[-1]  # the sub-agent's failed call is in the run's record, once, after its retries
+    assert failed.phase == "device_agent" and "the device agent broke" in failed.error
+    assert [c.phase for c in ep.llm_calls] == ["turn", "device_agent"]
+    assert not any(s.tool == "halt" for s in ep.steps)
+
+
+def test_a_sub_agents_model_failure_exits_1_from_the_cli(capsys, monkeypatch):
+    import json
+
+    from lares_kit.cli import main
+    from lares_kit.models.server import ModelServer
+
+    with ModelServer(port=0, intercept=failing_sub_agent) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "unused")
+        code = main(["run", "dim the lights by the fireplace to a third of their current value", "--agent", "sage",
+                     "--world", "sage-home", "--model", "offline-remote", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["status"] == "model_error"
+    assert "in the device agent: the server failed (HTTP 500" in data["final_message"]

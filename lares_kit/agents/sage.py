@@ -34,6 +34,11 @@ confirmation ends the device agent with the question to ask; only the
 coordinator talks to the person, so it asks through ``ask_user`` and, after
 a yes, hands the task on again -- the gate heard the yes and lets that one
 change through.
+
+A sub-agent whose model call fails ends the whole run with the status
+``model_error`` (:class:`SubAgentFailed`), as a failure of the coordinator's
+own model does: handed back as a tool error, the coordinator would answer
+around it and end ``done`` with the light still off.
 """
 
 from __future__ import annotations
@@ -49,13 +54,13 @@ from ..errors import LaresError
 from ..guide import GUIDE_TOOLS
 from ..monitor import PERSISTENT_TOOLS
 from ..profiles import PREFERENCE_TOOLS, residents, seed_memory, speaker
-from ..tools import Toolbox, ask_user, halt, read_device, set_device
+from ..tools import StopRun, Toolbox, ask_user, halt, read_device, set_device
 from ..users import NoUser
 from .function_calling import FunctionCallingOptions, run_function_calling
-from .shared import AgentRun
+from .shared import AgentRun, ModelFailed
 
-__all__ = ["run_sage", "sage_setup", "SageTree", "COORDINATOR_PROMPT", "SUB_AGENTS", "SUB_AGENT_MAX_STEPS",
-           "UNDOCUMENTED", "CONFIRM_PROMPT"]
+__all__ = ["run_sage", "sage_setup", "SageTree", "SubAgentFailed", "COORDINATOR_PROMPT", "SUB_AGENTS",
+           "SUB_AGENT_MAX_STEPS", "UNDOCUMENTED", "CONFIRM_PROMPT"]
 
 COORDINATOR_PROMPT = (
     "You are SAGE, the assistant of a smart home. You do not see the devices directly: hand device work to "
@@ -101,6 +106,11 @@ UNDOCUMENTED = ((" A device that documents no capabilities is read with read_dev
 SUB_AGENT_MAX_STEPS = 15  # a sub-agent's own step limit (all the lights: one command each)
 
 
+class SubAgentFailed(ModelFailed, StopRun):
+    """A sub-agent's model call failed: a ModelFailed (run_agent ends the run ``model_error``) that the
+    coordinator's Toolbox lets through instead of turning it into a tool error (a StopRun)."""
+
+
 @dataclass
 class SageTree:
     """What the sub-agent tools of one run share: the run, the speaker's memory, the poller, the trace.
@@ -128,19 +138,30 @@ class SageTree:
                                 max_steps=SUB_AGENT_MAX_STEPS, system_prompt=prompt,
                                 goal_prompt=_goal(self.memory.user))
         sub = AgentRun(episode, parent.home, box, parent.client, parent.model, SUB_AGENT_MAX_STEPS,
-                       options=FunctionCallingOptions(temperature=parent.options.temperature), server=parent.server)
-        run_function_calling(sub)  # a ModelFailed here ends the whole run, as in the coordinator
+                       options=FunctionCallingOptions())
+        try:
+            run_function_calling(sub)
+        except ModelFailed as exc:  # the whole run ends model_error, as when the coordinator's own call fails
+            episode.error = str(exc)
+            sub.finish("model_error", f"Stopped: the model call failed ({exc}).")
+            self._join(kind, episode)  # the failed call is part of the run's record and cost
+            raise SubAgentFailed(f"in the {kind} agent: {exc}") from exc
+        self._join(kind, episode)
+        calls = "; ".join(f"{s.call_text} -> {'ok' if s.ok else 'error'}" for s in episode.tool_calls
+                          if s.tool != "halt")
+        answer = episode.final_message if episode.status == "done" else \
+            f"The {kind} agent stopped without an answer ({episode.status}): {episode.final_message}"
+        return answer + (f"\n(The {kind} agent called: {calls}.)" if calls else "")
+
+    def _join(self, kind: str, episode: Episode) -> None:
+        # A finished sub-agent run: kept, and its model calls counted in the coordinator's Episode.
+        parent = self.run
         episode.final_state = parent.home.truth()
         self.sub_episodes.append(episode)
         turn = len(parent.episode.llm_calls)
         for call in episode.llm_calls:  # the tree's cost is the run's cost
             call.phase, call.turn = f"{kind}_agent", turn
             parent.episode.llm_calls.append(call)
-        calls = "; ".join(f"{s.call_text} -> {'ok' if s.ok else 'error'}" for s in episode.tool_calls
-                          if s.tool != "halt")
-        answer = episode.final_message if episode.status == "done" else \
-            f"The {kind} agent stopped without an answer ({episode.status}): {episode.final_message}"
-        return answer + (f"\n(The {kind} agent called: {calls}.)" if calls else "")
 
 
 def _tools(tree: SageTree) -> list[Callable[..., str]]:

@@ -183,7 +183,9 @@ class AgentRun:
             message = choices[0].message if choices else None
             usage = response.usage
         except Exception as exc:  # APIError after retries, a timeout, or a reply that is not a completion
-            text = f"{type(exc).__name__}: {exc}"
+            from ..models.api_errors import explain  # one sentence a learner can act on, not the server's dump
+
+            text = explain(exc, getattr(client, "base_url", None), getattr(getattr(self, "server", None), "name", None))
             self.episode.llm_calls.append(LLMCall(phase, turn, seconds=time.perf_counter() - start, error=text))
             raise ModelFailed(text) from exc
         if usage is not None:

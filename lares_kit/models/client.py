@@ -16,9 +16,14 @@ and ``docs/models.md``.
   :class:`~lares_kit.models.endpoints.MissingAPIKey` at once, before any
   request.
 
-Retries and timeouts are set on purpose: the SDK retries 429 and 5xx
-responses ``max_retries`` times with backoff (2 by default, as the SDK
-does); tests pass ``max_retries=0`` so a failure shows at once.
+Retries and timeouts are set on purpose: a remote model's client
+(:class:`~lares_kit.models.retries.LaresOpenAI`, an ``openai.OpenAI``)
+retries a failed connection, a 429 and a 5xx ``max_retries`` times with
+the SDK's backoff (2 by default, as the SDK does) -- never a 4xx, and never
+a request that timed out while the server was computing it (it would still
+be computing it: :mod:`.retries`). Tests pass ``max_retries=0`` so a failure
+shows at once. The offline client stays a plain ``openai.OpenAI``: its
+transport answers in process and never times out.
 
 This module builds clients; it does not choose prompts or run agents.
 """
@@ -35,6 +40,7 @@ from ..errors import LaresError
 from .chaos import chaos_client, parse_chaos_name
 from .endpoints import KEY, OFFLINE_BASE_URL, OFFLINE_MODELS, remote_settings
 from .local import LOCAL_MODELS
+from .retries import AsyncLaresOpenAI, LaresOpenAI
 from .transport import AsyncOfflineTransport, OfflineTransport, httpx
 
 __all__ = ["load_api_key", "make_async_client", "make_client", "resolve_model"]
@@ -68,8 +74,9 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
     Args:
         model: the model name: ``"offline"``, ``"local"``, ``"chaos:<model>@<rate>"`` or a remote name; None: see
             :func:`resolve_model`.
-        max_retries: how many times the SDK retries a 429, 5xx, timeout or dropped connection before raising.
-        timeout: seconds the SDK waits for each reply.
+        max_retries: how many times a 429, 5xx or failed connection is asked again before raising (never a 4xx
+            or a reply that timed out).
+        timeout: seconds the SDK waits for each reply; a remote reply that takes longer ends the request.
         latency: seconds the offline model waits before each reply (0: at once); ignored by other models.
         **kw: passed on to ``openai.OpenAI`` (e.g. ``api_key``, ``base_url``).
 
@@ -96,7 +103,7 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
         from .local_wire import local_client
 
         return local_client(max_retries=max_retries, timeout=timeout, **kw)
-    return openai.OpenAI(**remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
+    return LaresOpenAI(**remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
 
 
 def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout: float = 60.0, latency: float = 0.0,
@@ -105,7 +112,8 @@ def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout
 
     Args:
         model: the model name, as for :func:`make_client` (a ``chaos:`` name is not read here: use the sync client).
-        max_retries: how many times the SDK retries a 429, 5xx, timeout or dropped connection before raising.
+        max_retries: how many times a 429, 5xx or failed connection is asked again before raising (never a 4xx
+            or a reply that timed out).
         timeout: seconds the SDK waits for each reply.
         latency: seconds the offline model waits before each reply (0: at once); ignored by other models.
         **kw: passed on to ``openai.AsyncOpenAI`` (e.g. ``api_key``, ``base_url``).
@@ -129,7 +137,7 @@ def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout
         from .local_wire import local_async_client
 
         return local_async_client(max_retries=max_retries, timeout=timeout, **kw)
-    return openai.AsyncOpenAI(**remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
+    return AsyncLaresOpenAI(**remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
 
 
 def _read_env_file(path: Path, name: str) -> str | None:
