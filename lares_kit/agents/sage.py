@@ -138,7 +138,7 @@ class SageTree:
                                 max_steps=SUB_AGENT_MAX_STEPS, system_prompt=prompt,
                                 goal_prompt=_goal(self.memory.user))
         sub = AgentRun(episode, parent.home, box, parent.client, parent.model, SUB_AGENT_MAX_STEPS,
-                       options=FunctionCallingOptions())
+                       options=FunctionCallingOptions(temperature=parent.options.temperature), server=parent.server)
         try:
             run_function_calling(sub)
         except ModelFailed as exc:  # the whole run ends model_error, as when the coordinator's own call fails
