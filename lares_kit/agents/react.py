@@ -13,7 +13,9 @@ ReAct strategy" (2025). One round is:
 2. **Prompt B** to the light model (``--executor-model``): tool descriptions
    and the new input -- the request, the steps so far and the new Thought.
    It writes the **Action** as JSON, constrained by ``response_format``
-   json_schema when the endpoint supports it.
+   json_schema when the server takes it (else ``json_object`` with the
+   schema in the prompt: :func:`executor_request`, from the run's server
+   profile, :mod:`lares_kit.models.servers`; a refusal is learned once).
 3. The **output parser** (:mod:`~lares_kit.agents.react_parser`) reads it;
    the **tool manager** runs it: the function library is the Toolbox, its
    schemas feed the description generator (:func:`describe_tools`), its
@@ -41,13 +43,14 @@ from ..contract import speaker_line
 from ..errors import LaresError
 from ..steps import Action, Thought, ToolCall
 from .react_parser import POLICIES, Parsed, ignored_note, parse_actions, parse_thought
-from .shared import AgentRun, RequestOptions
+from .shared import MAX_TOKENS, AgentRun, ModelFailed, RequestOptions
 
 __all__ = ["ReactOptions", "run_react", "run_react_parallel", "describe_tools", "prompt_a", "prompt_b",
-           "action_format", "rounds", "MAX_ITERATIONS", "ACTION_FORMATS"]
+           "action_format", "executor_request", "rounds", "MAX_ITERATIONS", "ACTION_FORMATS"]
 
 MAX_ITERATIONS = 10  # the paper's limit on Thought-Action-Observation rounds
 ACTION_FORMATS = ("json_schema", "text", "parallel")
+REFUSED = "The server refused response_format"  # the start of the note when a server refuses a kind
 
 PROMPT_A = """Background: you are the assistant of {name}. {description} The people who work here talk to you; \
 the WORLD KNOWLEDGE message lists its rooms, devices and their current states.{speaker}
@@ -158,7 +161,8 @@ def _rounds_so_far(run: AgentRun) -> list[tuple[str, str]]:
                 pad[-1] = [f"{pad[-1][0]}\n{action}", step.result]
             else:
                 pad.append([action, step.result])
-        elif getattr(step, "kind", "") == "error" and pad:
+        elif getattr(step, "kind", "") == "error" and pad and not step.message.startswith(REFUSED):
+            # (a refused response_format is about the wire, not the task: it stays out of the prompts)
             pad[-1][1] = f"{pad[-1][1]} {step.message}".strip()
     return [(said, seen) for said, seen in pad]
 
@@ -279,13 +283,65 @@ def _loop(run: AgentRun, opts: ReactOptions, tools: str, history: list[dict[str,
 
 
 def _act(run: AgentRun, opts: ReactOptions, turn: int, tools: str) -> Parsed:
-    """Ask the executor for the Action(s) of the newest Thought and parse them."""
+    """Ask the executor for the Action(s) of the newest Thought and parse them.
+
+    A server that refuses the ``response_format`` kind is asked once more with
+    the next kind it may take; the run remembers it (a note in the transcript).
+    """
+    from ..models.servers import FORMATS, refused_format  # here: the models package imports openai
+
     fmt = opts.action_format
-    extra = {}
-    if (schema := action_format(run.toolbox.names, fmt)) is not None:
+    for _ in range(len(FORMATS)):
+        kind, messages, extra = executor_request(run, tools, fmt)
+        try:
+            text = run.ask_text(turn, "action", messages, executor=True, **extra)
+        except ModelFailed as exc:
+            if kind == "text" or run.server is None or not refused_format(exc):
+                raise
+            run.server = run.server.without_format(kind)  # learned: for the rest of this run
+            now = run.server.response_format(kind)
+            run.error(turn, f"{REFUSED} {kind}; this run now asks for {now}" +
+                      (" with the schema in the prompt." if now != "json_schema" else "."))
+            continue
+        return parse_actions(text, "all" if fmt == "parallel" else opts.parser)
+    raise ModelFailed("the server refused every response_format")  # not reached: "text" is never refused
+
+
+def executor_request(run: AgentRun, tools: str, fmt: str) -> tuple[str, list[dict[str, str]], dict[str, Any]]:
+    """The executor's request for action format ``fmt`` on the run's server: the kind, messages and extras.
+
+    ``json_schema`` where the server takes it; else ``json_object`` (or
+    plain text) with the schema written into Prompt B, which the output
+    parser reads the same way.
+
+    Args:
+        run: The run in progress; its ``server`` profile says which ``response_format`` kinds it takes.
+        tools: The tool descriptions, as :func:`describe_tools` writes them.
+        fmt: One of :data:`ACTION_FORMATS`.
+
+    Examples:
+        >>> from lares_kit import Toolbox, load_world, run_agent
+        >>> from lares_kit.models.servers import profile_for
+        >>> ep = run_agent("hello", load_world("smart-building"), agent="react")
+        >>> run = AgentRun(ep, load_world("smart-building"), None, None, "offline", server=profile_for("llamacpp"))
+        >>> run.toolbox = Toolbox(run.home)
+        >>> kind, messages, extra = executor_request(run, "- halt(message_to_user): finish.", "json_schema")
+        >>> kind, extra["response_format"], messages[0]["content"].splitlines()[-1][:48]
+        ('json_object', {'type': 'json_object'}, 'The JSON schema of your reply: {"type": "object"')
+    """
+    wanted = "text" if fmt == "text" else "json_schema"
+    kind = run.server.response_format(wanted) if run.server is not None else wanted
+    messages = prompt_b(run, tools, fmt)
+    extra: dict[str, Any] = {"max_tokens": MAX_TOKENS["actions" if fmt == "parallel" else "action"]}
+    schema = action_format(run.toolbox.names, fmt)
+    if kind == "json_schema" and schema is not None:
         extra["response_format"] = schema
-    text = run.ask_text(turn, "action", prompt_b(run, tools, fmt), executor=True, **extra)
-    return parse_actions(text, "all" if fmt == "parallel" else opts.parser)
+    elif schema is not None:  # json_object or text: the shape goes into the prompt instead
+        shape = json.dumps(schema["json_schema"]["schema"])
+        messages[0] = {**messages[0], "content": f"{messages[0]['content']}\nThe JSON schema of your reply: {shape}"}
+        if kind == "json_object":
+            extra["response_format"] = {"type": "json_object"}
+    return kind, messages, extra
 
 
 def run_react_parallel(run: AgentRun) -> None:

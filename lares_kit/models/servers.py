@@ -191,7 +191,7 @@ def _in_process(model: str | None) -> bool:
 def refused_format(exc: BaseException) -> bool:
     """Whether a failed request was refused for its ``response_format`` (so another kind may work).
 
-    ``exc`` is the SDK's error or one raised from it (its ``__cause__``): an HTTP
+    ``exc`` is the SDK's error or one raised from it (``__cause__``, followed a few links): an HTTP
     error whose message names ``response_format``. llama-cpp-python answers a
     request it cannot validate with 500, not 400, so any status counts.
 
@@ -202,7 +202,11 @@ def refused_format(exc: BaseException) -> bool:
         >>> refused_format(ValueError("response_format json_schema is not supported")), refused_format(ValueError())
         (False, False)
     """
-    for error in (exc, exc.__cause__):
+    chain, link = [], exc
+    while link is not None and len(chain) < 5:  # the error, what it was raised from, and so on: a few links
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    for error in chain:
         status = getattr(error, "status_code", None)
         if status is None or not 400 <= status < 600:
             continue
