@@ -47,6 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--agent", default="intent-action")
     run.add_argument("--model", default=None, help="offline (default, also LARES_MODEL) or a model name")
     run.add_argument("--executor-model", default=None, help="the light model that writes actions (react)")
+    run.add_argument("--server", default=None, metavar="NAME",
+                     help="what the model's server accepts: openai, ollama, vllm, llamacpp or lmstudio (also "
+                          "LARES_SERVER; default: learned from its refusals, auto)")
+    run.add_argument("--temperature", default=None, metavar="T",
+                     help="sampling temperature sent with every request, 0 to 2 (default: 0, so runs repeat)")
+    run.add_argument("--action-format", default=None, metavar="FORMAT",
+                     help="how react's executor writes Actions: json_schema (default), text or parallel")
     run.add_argument("--memory", nargs="?", const="default", default=None, metavar="PATH",
                      help="long-term memory file (default: runs/memory/<world>.sqlite3, or $LARES_DATA/memory)")
     run.add_argument("--person", default=None,

@@ -369,3 +369,55 @@ def test_json_question_unanswered_through_the_console_script():
                           check=False)
     assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "no_answer"
     assert "[the agent asks]" in proc.stderr
+
+
+# ------------------------------------------------ the request: server, temperature, action format (issue 19)
+def test_the_request_flags_are_in_the_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for flag in ("--server NAME", "--temperature T", "--action-format FORMAT", "LARES_SERVER", "llamacpp"):
+        assert flag in text
+
+
+def test_server_temperature_and_action_format_reach_the_request(capsys, monkeypatch):
+    from openai.resources.chat.completions import Completions
+
+    sent = []
+    real = Completions.create
+
+    def spy(self, **request):  # what the SDK is asked to send
+        sent.append(request)
+        return real(self, **request)
+
+    monkeypatch.setattr(Completions, "create", spy)
+    code, data = run_json(capsys, "turn on the light in meeting room 1", "--world", "smart-building", "--agent",
+                          "react", "--server", "llamacpp", "--temperature", "0.4", "--action-format", "json_schema")
+    assert code == 0 and data["status"] == "done" and len(sent) == data["llm_calls"]
+    assert {r["temperature"] for r in sent} == {0.4} and all(r["max_tokens"] for r in sent)
+    assert {"type": "json_object"} in [r.get("response_format") for r in sent]  # llama.cpp's server: no json_schema
+
+
+def test_the_server_comes_from_the_environment(capsys, monkeypatch):
+    monkeypatch.setenv("LARES_SERVER", "ollama")
+    code, data = run_json(capsys, "turn on the light in the kitchen")
+    assert code == 0 and data["status"] == "done" and data["llm_calls"] == 4  # the fallback needs no extra call
+    monkeypatch.setenv("LARES_SERVER", "koboldcpp")
+    assert main(["run", "turn on the light in the kitchen"]) == 2
+    assert "unknown server 'koboldcpp'; servers: auto, offline, openai" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["--server", "tgi"], "lares: unknown server 'tgi'; servers: auto, offline, openai, llamacpp, ollama, vllm, "
+                          "lmstudio\n"),
+    (["--temperature", "warm"], "lares: --temperature must be a number from 0 to 2, not 'warm'\n"),
+    (["--temperature", "3"], "lares: --temperature must be a number from 0 to 2, not '3'\n"),
+    (["--agent", "react", "--action-format", "yaml"],
+     "lares: --action-format must be one of json_schema, text, parallel, not 'yaml'\n"),
+    (["--action-format", "text"], "lares: --action-format is how react's executor writes Actions; intent-action has "
+                                  "no executor: leave it out, or use --agent react.\n"),
+])
+def test_a_bad_request_flag_is_one_sentence_and_exit_2(capsys, argv, says):
+    assert main(["run", "turn on the light in the kitchen", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == says and captured.out == ""

@@ -66,7 +66,7 @@ from ..worlds import load_world
 from . import get_agent, run_agent
 from .scenarios import LARES_SCENARIOS
 
-__all__ = ["cli_run", "cli_demo", "check_person", "check_time_of_day"]
+__all__ = ["cli_run", "cli_demo", "check_person", "check_time_of_day", "request_options"]
 
 # What --json adds beside the fixed keys when a poller was used.
 PERSISTENT_KEYS = ("conditions", "events", "firings", "notices", "state_after_events")
@@ -116,6 +116,12 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
     from ..monitor import Monitor
 
     spec = get_agent(args.agent)  # an unknown agent is the first thing to say
+    options = request_options(args)
+    server = getattr(args, "server", None)
+    if server:
+        from ..models.servers import profile_for
+
+        profile_for(server)  # an unknown name is said before the world loads
     home = load_world(args.world).reset(seed=args.seed)
     memory = getattr(args, "memory", None)
     person = check_person(getattr(args, "person", None), home, args.agent, memory)
@@ -139,7 +145,7 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
         episode = run_agent(args.instruction, home, agent=args.agent, model=args.model, knowledge=args.knowledge,
                             knowledge_format=getattr(args, "knowledge_format", None), user=user,
                             max_steps=args.max_steps, memory=memory, monitor=monitor, source=source,
-                            executor=getattr(args, "executor_model", None))
+                            executor=getattr(args, "executor_model", None), options=options, server=server)
         log = play_events(events, home, monitor) if events else None
         persistent = _persistent(monitor, events, log, home) if monitor is not None else None
     finally:
@@ -154,6 +160,47 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
             data.update({key: persistent[key] for key in PERSISTENT_KEYS})
         return data, code
     return episode.transcript() + _persistent_text(episode, persistent, args.agent), code
+
+
+def request_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``options`` for run_agent from ``--temperature`` and ``--action-format``; a LaresError names a bad value.
+
+    Args:
+        args: The ``run`` subcommand's arguments (``temperature`` and ``action_format``, None when not given).
+
+    Examples:
+        >>> from lares_kit.cli import build_parser
+        >>> request_options(build_parser().parse_args(["run", "hi", "--temperature", "0.7"]))
+        {'temperature': 0.7}
+        >>> request_options(build_parser().parse_args(["run", "hi", "--temperature", "warm"]))
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: --temperature must be a number from 0 to 2, not 'warm'
+        >>> request_options(build_parser().parse_args(["run", "hi", "--agent", "react", "--action-format", "yaml"]))
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: --action-format must be one of json_schema, text, parallel, not 'yaml'
+    """
+    from .react import ACTION_FORMATS
+
+    options: dict[str, Any] = {}
+    text = getattr(args, "temperature", None)
+    if text is not None:
+        try:
+            options["temperature"] = float(text)
+        except ValueError:
+            options["temperature"] = None
+        if options["temperature"] is None or not 0 <= options["temperature"] <= 2:
+            raise LaresError(f"--temperature must be a number from 0 to 2, not {text!r}")
+    fmt = getattr(args, "action_format", None)
+    if fmt is not None:
+        if fmt not in ACTION_FORMATS:
+            raise LaresError(f"--action-format must be one of {', '.join(ACTION_FORMATS)}, not {fmt!r}")
+        if not get_agent(args.agent).executor:
+            raise LaresError(f"--action-format is how react's executor writes Actions; {args.agent} has no executor: "
+                             "leave it out, or use --agent react.")
+        options["action_format"] = fmt
+    return options or None
 
 
 def check_time_of_day(text: str | None) -> str | None:
