@@ -209,7 +209,7 @@ def test_a_context_overflow_names_both_numbers_and_the_setting(server_kind, sett
     assert server.requests == 1
     assert explain(exc, server.base_url, server=server_kind) == (
         "the server rejected the request (HTTP 400, BadRequestError): its context window is 2,048 tokens and this "
-        f"request needs 3,307 -- start it with a larger context ({setting}).")
+        f"request needs 3,307 -- start it with a larger context ({setting})")
 
 
 def test_with_no_server_named_the_common_settings_are_listed(monkeypatch):
@@ -218,7 +218,7 @@ def test_with_no_server_named_the_common_settings_are_listed(monkeypatch):
         said = explain(failure(server), server.base_url)
     assert "--n_ctx 16384" in said and "--max-model-len 16384" in said and "num_ctx 16384" in said
     monkeypatch.setenv("LARES_SERVER", "vllm")
-    assert explain(failure_of(VLLM_CONTEXT)).endswith("(vLLM: --max-model-len 16384).")
+    assert explain(failure_of(VLLM_CONTEXT)).endswith("(vLLM: --max-model-len 16384)")
 
 
 def failure_of(message: str, status: int = 400) -> openai.APIError:
@@ -268,7 +268,7 @@ def test_a_fastapi_422_lists_its_first_problem():
         said = explain(failure(server), server.base_url)
     assert server.requests == 1
     assert said == ("the server rejected the request (HTTP 422, UnprocessableEntityError): temperature: input should "
-                    "be less than or equal to 2, got 9 (2 validation errors).")
+                    "be less than or equal to 2, got 9 (2 validation errors)")
 
 
 def test_condense_keeps_a_plain_message_and_drops_paths():

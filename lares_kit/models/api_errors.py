@@ -232,6 +232,9 @@ def _model(exc: Any) -> str:
 def explain(exc: BaseException, base_url: Any = None, server: str | None = None) -> str:
     """One sentence for a learner: what failed, the numbers or URL that matter, what to change.
 
+    The sentence has no final stop: it is written to go in parentheses
+    ("Stopped: the model call failed (...).").
+
     Args:
         exc: the exception the model call raised (an ``openai`` error after the client's retries, or any other).
         base_url: the client's base URL, named when the server could not be reached; None: the URL the request went to.
@@ -243,14 +246,14 @@ def explain(exc: BaseException, base_url: Any = None, server: str | None = None)
         >>> request = httpx.Request("POST", "http://127.0.0.1:8080/v1/chat/completions")
         >>> print(textwrap.fill(explain(openai.APIConnectionError(request=request), "http://127.0.0.1:8080/v1"), 100))
         Connection error: nothing answered at http://127.0.0.1:8080/v1 (APIConnectionError) -- start the
-        server there, or set OPENAI_BASE_URL to where it listens.
+        server there, or set OPENAI_BASE_URL to where it listens
         >>> said = ("This model's maximum context length is 2048 tokens. However, you requested 3307 tokens "
         ...         "(3307 in the messages, None in the completion).")
         >>> reply = httpx.Response(400, request=request, json={"error": {"message": said}})
         >>> print(textwrap.fill(explain(openai.BadRequestError(said, response=reply, body={"message": said}),
         ...                             server="llamacpp"), 100))
         the server rejected the request (HTTP 400, BadRequestError): its context window is 2,048 tokens and
-        this request needs 3,307 -- start it with a larger context (llama.cpp: --n_ctx 8192).
+        this request needs 3,307 -- start it with a larger context (llama.cpp: --n_ctx 8192)
         >>> explain(KeyError("choices"))
         "KeyError: 'choices'"
     """
@@ -260,10 +263,10 @@ def explain(exc: BaseException, base_url: Any = None, server: str | None = None)
     if isinstance(exc, openai.APITimeoutError):  # before APIConnectionError, its parent class
         return (f"the server at {_url(exc, base_url)} did not answer within {_timeout(exc)} ({kind}); it was not "
                 "asked again, since a server that works on one request at a time would still be computing it -- "
-                "bound the reply (max_tokens), use a smaller model, or give the client a longer timeout.")
+                "bound the reply (max_tokens), use a smaller model, or give the client a longer timeout")
     if isinstance(exc, openai.APIConnectionError):
         return (f"Connection error: nothing answered at {_url(exc, base_url)} ({kind}) -- start the server there, "
-                "or set OPENAI_BASE_URL to where it listens.")
+                "or set OPENAI_BASE_URL to where it listens")
     if not isinstance(exc, openai.APIStatusError):
         return f"{kind}: {exc}"
     status = exc.status_code
@@ -273,19 +276,19 @@ def explain(exc: BaseException, base_url: Any = None, server: str | None = None)
     if overflow:
         window, needed = overflow
         return (f"the server rejected the request {what}: its context window is {window:,} tokens and this request "
-                f"needs {needed:,} -- start it with a larger context ({_context_hint(needed, server)}).")
+                f"needs {needed:,} -- start it with a larger context ({_context_hint(needed, server)})")
     if status in (401, 403):
         return (f"the server at {_url(exc, base_url)} refused the API key {what}: {said} -- check OPENAI_API_KEY "
-                "(any value works for a local server), or use --model offline.")
+                "(any value works for a local server), or use --model offline")
     if status == 404:
         return (f"the server at {_url(exc, base_url)} has no {_model(exc)} {what}: {said} -- ask it for its models "
-                "(GET /v1/models), and check that OPENAI_BASE_URL ends in /v1.")
+                "(GET /v1/models), and check that OPENAI_BASE_URL ends in /v1")
     if status == 429:
         return (f"the server is rate-limiting {what}: {said} -- the client waited and asked again; wait a while, or "
-                "run fewer episodes at once (--concurrency).")
+                "run fewer episodes at once (--concurrency)")
     if status >= 500 and _VALIDATION.match(str(exc.body.get("message", "") if isinstance(exc.body, dict) else "")):
         # llama-cpp-python answers a request that fails its schema with 500: the fault is the request's
-        return f"the server rejected the request {what}: {said} -- the request does not fit the server's schema."
+        return f"the server rejected the request {what}: {said} -- the request does not fit the server's schema"
     if status >= 500:
-        return f"the server failed {what}: {said} -- the fault is on its side; its own log says more."
-    return f"the server rejected the request {what}: {said}."
+        return f"the server failed {what}: {said} -- the fault is on its side; its own log says more"
+    return f"the server rejected the request {what}: {said}"
