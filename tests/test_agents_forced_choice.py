@@ -128,3 +128,33 @@ def test_the_offline_model_behind_a_server_that_ignores_forced_choice(home):
 def test_json_call(reply, expected):
     raw = json_call(reply, decide_schema(["set_light", "halt"]))
     assert (json.loads(raw) if raw is not None else None) == expected
+
+
+def test_once_the_fallback_has_worked_a_miss_loses_one_step_only(home):
+    ep, client = run(home, [text("hm"), decide("look_with_robot"), call("look_with_robot"),
+                            text("I am not sure."), decide("set_light"), KITCHEN, decide("halt"), HALT])
+    misses = [s for s in ep.steps if isinstance(s, Error) and s.message.startswith("No call to")]
+    assert len(misses) == 1 and misses[0].reply == "I am not sure." and misses[0].turn == 2
+    assert ep.status == "done" and home.devices["kitchen-light"].state["on"]
+
+
+@pytest.mark.parametrize("server", ["openai", "llamacpp", "offline"])
+def test_on_a_server_known_to_honour_it_a_slip_loses_the_step_as_before(home, server):
+    ep, client = run(home, [text("I think so."), KITCHEN, *[decide("set_light"), KITCHEN, decide("halt"), HALT]],
+                     server=server)
+    assert [s.message.split(".")[0] for s in ep.steps if isinstance(s, Error)] == \
+        ["Your reply had no function call", "Only decide_best_function was offered, but the reply called 'set_light'"]
+    assert all(isinstance(r["tool_choice"], dict) for r in client.requests)  # still forced: nothing was learned
+    assert ep.status == "done" and not any(IGNORED in getattr(s, "message", "") for s in ep.steps)
+    ep, client = run(load_world("lares-home"), [text("hm")] * 20, server=server)
+    assert ep.status == "step_limit" and len(client.requests) == 20
+
+
+def test_an_http_client_is_assumed_not_known_whatever_the_model_is_called():
+    import openai
+
+    from lares_kit.models.servers import server_profile
+
+    remote = openai.OpenAI(api_key="x", base_url="http://127.0.0.1:8000/v1")
+    assert server_profile(model="offline", client=remote).name == "auto"
+    assert server_profile(model="offline", client=make_client("chaos:offline@0.2")).name == "offline"

@@ -99,7 +99,7 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
     model, client = _client(model, client)
     from ..models.servers import server_profile  # here: the models package imports openai
 
-    profile = server_profile(server, model=model)
+    profile = server_profile(server, model=model, client=client)
     episode = Episode.start(instruction, home, agent=agent, model=model, knowledge=knowledge, max_steps=steps,
                             source="owner" if source is None else source,  # "" is nobody we trust, not the owner
                             knowledge_format=knowledge_format)

@@ -10,14 +10,19 @@ nothing that says why.
 
 :func:`ask_forced` asks for X:
 
-1. with the forced choice, while the server is believed to honour it. A
+1. with the forced choice, while the server is believed to honour it. On
+   a server whose profile is assumed (``auto``: undeclared, over HTTP), a
    reply without a call to X means it does not: a step says "The server
-   ignored the forced tool_choice", and the run's profile learns it;
+   ignored the forced tool_choice", and the run's profile learns it. On a
+   server known to honour it (the offline model, OpenAI, vLLM, llama.cpp),
+   such a reply is the model's slip: an error step, the step is lost;
 2. then X is offered alone (``tool_choice="auto"``) with a note to call it
    now; a reply that still has no call is searched for a call written as
    JSON in its text (:func:`json_call`);
 3. if that fails too, the episode ends ``model_error`` with that sentence,
-   not a silent ``step_limit``.
+   not a silent ``step_limit`` -- unless the fallback has given a call
+   before in this run: then it was one bad reply, and the step is lost, as
+   with any unusable reply.
 
 A server declared not to honour it (``LARES_SERVER=ollama``) goes straight
 to step 2, and the transcript says so once.
@@ -67,8 +72,13 @@ def ask_forced(run: AgentRun, turn: int, phase: str, tool: dict[str, Any]) -> An
             return None
         if _calls(message, name):
             return message
-        if server is not None:
-            run.server = server.without_forced_choice()  # learned: for the rest of this run
+        if server is None or not server.learns:  # a server known to honour it: the model slipped, once
+            if not message.tool_calls:
+                run.error(turn, "Your reply had no function call. Reply by calling one of the functions; "
+                                "call halt when the task is done.", reply=message.content or "")
+                return None
+            return message  # a call to another function: the loop says it was not offered, and does not run it
+        run.server = server.without_forced_choice()  # learned: for the rest of this run
         got = f"called {_first(message)}" if message.tool_calls else "answered in text"
         run.error(turn, f"{IGNORED}: asked to call {name}, it {got}. From now on {name} and every forced "
                         "function is offered alone, with a note to call it now.", reply=message.content or "")
@@ -84,15 +94,21 @@ def _fallback(run: AgentRun, turn: int, phase: str, tool: dict[str, Any]) -> Any
     messages = [*run.episode.messages(run.home), {"role": "system", "content": CALL_NOW.format(name=name)}]
     message = run.request(turn, phase, messages, tools=[tool], tool_choice="auto", parallel_tool_calls=False)
     if message is not None and _calls(message, name):
+        run.fallback_worked = True
         return message
     raw = json_call(message.content or "", tool) if message is not None else None
     if raw is not None:  # a call written as text: made into the call it describes
+        run.fallback_worked = True
         call = SimpleNamespace(id="", type="function", function=SimpleNamespace(name=name, arguments=raw))
         return SimpleNamespace(content="", tool_calls=[call])
+    if message is None:
+        run.error(turn, "The model sent an empty reply (no choices).")
+    else:
+        run.error(turn, f"No call to {name} in this reply either.", reply=message.content or "")
+    if run.fallback_worked:
+        return None  # it has worked in this run: one bad reply, the step is lost (as any unusable reply)
     why = (f"Stopped: the server ignored the forced tool_choice (asked to call {name}), and offered {name} alone "
            "with a note to call it now it still gave no call to it, as a tool call or as JSON in its text.")
-    if message is not None:
-        run.error(turn, f"No call to {name} in this reply either.", reply=message.content or "")
     run.episode.error = why
     run.finish("model_error", why)
     return None

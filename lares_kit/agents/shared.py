@@ -126,6 +126,9 @@ class AgentRun:
     # What the server accepts (lares_kit.models.servers.ServerProfile); None: everything, as the offline model.
     # A loop replaces it when the server refuses or ignores something, for the rest of the run.
     server: Any = None
+    # A forced tool_choice the server ignored was answered by the fallback at least once in this run: a later
+    # miss is then one bad reply (a lost step), not a server that never calls (lares_kit.agents.forced_choice).
+    fallback_worked: bool = False
 
     # --------------------------------------------------------------- model
     def ask_model(self, turn: int, phase: str, tools: list[dict[str, Any]], tool_choice: Any,

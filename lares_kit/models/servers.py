@@ -58,6 +58,9 @@ class ServerProfile:
     response_formats: tuple[str, ...] = FORMATS  # the response_format kinds it accepts, a subset of FORMATS
     null_content: bool = True  # accepts "content": null in an assistant message that carries tool calls
     context: int | None = None  # its context window in tokens when it is known (a server's default), else None
+    # Assumed, not known: a reply without the forced call then means the server ignored the choice (learned for
+    # the run). A known server that honours it has a model that slipped: one bad reply, the step is lost.
+    learns: bool = False
 
     def response_format(self, wanted: str) -> str:
         """The kind to ask for: ``wanted`` if accepted, else the next less constrained one it accepts.
@@ -115,7 +118,7 @@ class ServerProfile:
 
 # name -> profile. "offline": the toolkit's own models (rule-based and in-process local) accept everything.
 PROFILES: dict[str, ServerProfile] = {p.name: p for p in (
-    ServerProfile("auto", null_content=False),  # undeclared: the common case, learned as the run goes
+    ServerProfile("auto", null_content=False, learns=True),  # undeclared: the common case, learned as it goes
     ServerProfile("offline"),
     ServerProfile("openai"),
     # llama-cpp-python's server: no json_schema; null content beside tool calls is a 500; n_ctx 2,048 unless
@@ -149,15 +152,17 @@ def profile_for(name: str) -> ServerProfile:
     return PROFILES[key]
 
 
-def server_profile(name: str | ServerProfile | None = None, *, model: str | None = None) -> ServerProfile:
-    """The profile of the server a run talks to: ``name``, else ``$LARES_SERVER``, else one for ``model``.
+def server_profile(name: str | ServerProfile | None = None, *, model: str | None = None,
+                   client: Any = None) -> ServerProfile:
+    """The profile of the server a run talks to: ``name``, else ``$LARES_SERVER``, else one for the model.
 
     Undeclared, the toolkit's in-process models (offline, local, chaos around them) get ``offline``
-    and any other model ``auto``.
+    and anything over HTTP ``auto``.
 
     Args:
         name: A profile, or a name in :data:`PROFILES`; None asks the environment.
-        model: The model's name, used only when nothing was declared.
+        model: The model's name, used only when nothing was declared and ``client`` has no ``base_url``.
+        client: The run's client: its ``base_url`` says whether the model is in process (``*.lares.invalid``).
 
     Examples:
         >>> import os; os.environ.pop("LARES_SERVER", None) and None
@@ -171,11 +176,15 @@ def server_profile(name: str | ServerProfile | None = None, *, model: str | None
     declared = name or os.environ.get(ENV)
     if declared:
         return profile_for(declared)
-    return PROFILES["offline" if _in_process(model) else "auto"]
+    return PROFILES["offline" if _in_process(model, client) else "auto"]
 
 
-def _in_process(model: str | None) -> bool:
+def _in_process(model: str | None, client: Any = None) -> bool:
     from .chaos import parse_chaos_name
+
+    base = getattr(client, "base_url", None)
+    if base is not None:  # an openai client: in process when its transport answers for a host that cannot exist
+        return str(getattr(base, "host", "")).endswith(".lares.invalid")
     from .endpoints import OFFLINE_MODELS
     from .local import LOCAL_MODELS
 
