@@ -46,6 +46,16 @@ def test_remote_model_uses_base_url_and_key(monkeypatch):
     assert client.max_retries == 2 and client.timeout == 5.0
 
 
+def test_remote_clients_carry_the_retry_policy_and_the_offline_one_stays_plain():
+    from lares_kit.models.retries import AsyncLaresOpenAI, LaresOpenAI
+
+    # A remote server may time out while still computing: its clients never ask again (tests/test_api_errors.py).
+    assert isinstance(make_client("llama3.2", api_key="k", base_url="http://127.0.0.1:9/v1"), LaresOpenAI)
+    assert isinstance(make_async_client("llama3.2", api_key="k", base_url="http://127.0.0.1:9/v1"), AsyncLaresOpenAI)
+    # The offline client answers in process and cannot time out: the plain SDK class notebook 03 prints.
+    assert type(make_client("offline")) is openai.OpenAI and type(make_async_client("offline")) is openai.AsyncOpenAI
+
+
 @pytest.mark.parametrize("factory", [make_client, make_async_client])
 def test_missing_key_fails_before_any_request(monkeypatch, factory):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
