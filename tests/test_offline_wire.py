@@ -216,3 +216,14 @@ def test_async_client(box):
         return [r.choices[0].message.tool_calls[0].function.name for r in replies]
 
     assert asyncio.run(go()) == ["set_light"] * 3
+
+
+def test_call_ids_name_the_conversation_not_its_sampling_settings(client, box):
+    def ids(instruction, **sampling):
+        reply = client.chat.completions.create(model="offline", messages=messages(instruction), tools=box.schemas(),
+                                               tool_choice="required", **sampling)
+        return [call.id for call in reply.choices[0].message.tool_calls]
+
+    plain = ids("turn on the light in the kitchen")
+    assert plain == ids("turn on the light in the kitchen", temperature=0, max_tokens=200, seed=7)
+    assert plain != ids("turn on the light in the hallway")

@@ -75,6 +75,11 @@ def words_within(words: list[str], limit: int) -> int:
     return low
 
 
+# Request fields that say how to sample a reply, not what is asked.
+_SAMPLING = frozenset({"temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "frequency_penalty",
+                       "presence_penalty", "stream", "stream_options"})
+
+
 def completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     """The ``chat.completion`` object for a validated request and the model's reply.
 
@@ -82,7 +87,10 @@ def completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         body: the request, already checked by :func:`validate` (``stop``, ``max_tokens`` and ``n`` are applied).
         reply: what the offline model said: its text, or its calls as (name, arguments) pairs.
     """
-    digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+    # Ids name the conversation, not how it was sampled: the same request asked with another temperature or
+    # token budget gets the same ids, so a transcript does not change when only those settings do.
+    asked = {k: v for k, v in body.items() if k not in _SAMPLING}
+    digest = hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode()).hexdigest()
     content, finish = _limit(reply.content, body)
     tool_calls = [{"id": f"call_{hashlib.sha256(f'{digest}:{i}'.encode()).hexdigest()[:24]}", "type": "function",
                    "function": {"name": name, "arguments": json.dumps(args)}}
