@@ -10,7 +10,7 @@ from lares_kit.agents import run_agent
 from lares_kit.agents.prompts import REASONING_MAX_CHARS
 from lares_kit.agents.shared import MAX_TOKENS
 from lares_kit.errors import LaresError
-from lares_kit.models.servers import PROFILES, ServerProfile, profile_for, refused_format, server_profile
+from lares_kit.models.servers import PROFILES, ServerProfile, refused_format, server_profile
 
 HALT = call("halt", message_to_user="Done.")
 KITCHEN = call("set_light", light_id="kitchen-light", on=True)
