@@ -32,8 +32,8 @@ import sys
 import warnings
 from collections.abc import Iterator
 
-__all__ = ["LaresError", "LaresWarning", "DataFileError", "ToolError", "LIST_AT_MOST", "MESSAGE_AT_MOST", "brief",
-           "choices", "clip", "did_you_mean", "plain_warnings"]
+__all__ = ["LaresError", "LaresWarning", "DataFileError", "ToolError", "StopRun", "LIST_AT_MOST", "MESSAGE_AT_MOST",
+           "brief", "choices", "clip", "did_you_mean", "plain_warnings"]
 
 LIST_AT_MOST = 30  # an error sentence lists every choice up to this many, else the closest this many
 MESSAGE_AT_MOST = 1000  # characters of a DataFileError's message; a longer one is cut (it quoted too much)
@@ -209,3 +209,13 @@ def choices(label: str, word: object, options: list[str], limit: int = LIST_AT_M
         scored.append((-matcher.ratio(), i, option))
     nearest = [option for _, _, option in sorted(scored)[:limit]]
     return f"{label} (the {limit} closest of {len(options)}): {', '.join(nearest)}."
+
+
+class StopRun(Exception):
+    """Raised by a tool when the whole run must stop; :meth:`lares_kit.tools.Toolbox.dispatch` lets it through.
+
+    Not for a tool's own failure (that is a :class:`ToolError`, an
+    observation): for a tool that runs an agent whose model failed, so the
+    run ends with the status ``model_error`` and not a tool error the model
+    would read and answer around (:mod:`lares_kit.agents.sage`).
+    """

@@ -15,12 +15,13 @@ are not shown to the model (``source``: who gave the instruction).
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import types
 import typing
 from typing import Any, Callable, Literal, NewType, Union
 
-__all__ = ["RoomId", "LightId", "DeviceId", "ToolName", "INJECTED", "SchemaError",
+__all__ = ["parse_arguments", "RoomId", "LightId", "DeviceId", "ToolName", "INJECTED", "SchemaError",
            "tool_schema", "parse_docstring", "check_arguments"]
 
 # Id types: plain strings to Python, enums of valid ids in the schema when the
@@ -230,3 +231,30 @@ def _describe(value: Any) -> str:
     if value is None:
         return "null"
     return f"{type(value).__name__} {value!r}"
+
+
+def parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any] | str:
+    """A tool call's arguments as the model sent them, read into a dict -- or a short reason they are unreadable.
+
+    Args:
+        arguments: The call's ``arguments``: a JSON object as text (what the API sends), a dict, or nothing.
+
+    Examples:
+        >>> parse_arguments('{"light_id": "kitchen-light"}'), parse_arguments(""), parse_arguments(None)
+        ({'light_id': 'kitchen-light'}, {}, {})
+        >>> parse_arguments('{"light_id": '), parse_arguments("[1]")
+        ('Expecting value at character 13', 'got a JSON list, expected an object')
+    """
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        return {}
+    if isinstance(arguments, dict):
+        return arguments
+    if not isinstance(arguments, str):
+        return f"got {type(arguments).__name__}, expected a JSON object"
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        return f"{exc.msg} at character {exc.pos}"
+    if not isinstance(value, dict):
+        return f"got a JSON {type(value).__name__}, expected an object"
+    return value

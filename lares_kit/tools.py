@@ -44,10 +44,10 @@ from typing import Any, Callable
 # the device tools are their own module; they are part of this one's toolset (re-exported here)
 from .contract import answer_in, answered, too_dark
 from .device_tools import DEVICE_TOOLS, read_device, set_device
-from .errors import ToolError, choices, did_you_mean
+from .errors import StopRun, ToolError, choices, did_you_mean
 from .home import Home
 from .safety import SafetyGate
-from .schema import DeviceId, LightId, RoomId, ToolName, check_arguments, tool_schema
+from .schema import DeviceId, LightId, RoomId, ToolName, check_arguments, parse_arguments, tool_schema
 from .users import NoAnswer, NoUser, User
 from .wording import agree, in_sentence, with_article
 
@@ -288,16 +288,6 @@ STOP_TOOLS = frozenset({"halt"})
 
 
 # ---------------------------------------------------------------- dispatcher
-class StopRun(Exception):
-    """Raised by a tool when the whole run must stop; :meth:`Toolbox.dispatch` lets it through.
-
-    Not for a tool's own failure (that is a :class:`ToolError`, an
-    observation): for a tool that runs an agent whose model failed, so the
-    run ends with the status ``model_error`` and not a tool error the model
-    would read and answer around (:mod:`lares_kit.agents.sage`).
-    """
-
-
 @dataclass
 class Observation:
     """The result of one tool call, as the model will read it."""
@@ -403,7 +393,7 @@ class Toolbox:
             hint = did_you_mean(name, self.names)
             return Observation(str(name), None, f"There is no tool called {name!r}.{hint} "
                                f"{choices('Tools', name, self.names)}", ok=False)
-        args = _parse_arguments(arguments)
+        args = parse_arguments(arguments)
         if isinstance(args, str):
             return Observation(name, None, f"The arguments for {name} are not valid JSON ({args}). "
                                "Send a JSON object, e.g. {\"light_id\": \"kitchen-light\"}.", ok=False)
@@ -444,20 +434,3 @@ class Toolbox:
             self._calls[key] = version_before
         else:
             self._calls.pop(key, None)
-
-
-def _parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any] | str:
-    # Returns the arguments as a dict, or a short reason why they are unreadable.
-    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-        return {}
-    if isinstance(arguments, dict):
-        return arguments
-    if not isinstance(arguments, str):
-        return f"got {type(arguments).__name__}, expected a JSON object"
-    try:
-        value = json.loads(arguments)
-    except json.JSONDecodeError as exc:
-        return f"{exc.msg} at character {exc.pos}"
-    if not isinstance(value, dict):
-        return f"got a JSON {type(value).__name__}, expected an object"
-    return value
