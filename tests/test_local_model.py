@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -198,37 +197,4 @@ def test_the_local_notebook_passes_nbval(tmp_path, years_ahead):
     assert run.returncode == 0, f"nbval failed:\n{run.stdout[-6000:]}\n{run.stderr[-2000:]}"
 
 
-@needs_local
-def test_llama_cpp_server_on_loopback_is_the_other_way_to_serve_it():
-    # The alternative to the in-process transport: llama.cpp's own OpenAI-compatible server, started on
-    # demand on a free loopback port, reached by make_client through OPENAI_BASE_URL's path.
-    import socket
-
-    from lares_kit.models import make_client
-    from lares_kit.models.local import gguf_path
-
-    pytest.importorskip("llama_cpp.server.app", reason="needs the [local] extra: make local (llama-cpp-python[server])")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()), "--chat_format",
-           "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048"]
-    server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # its log is long: drop it
-    try:
-        client = make_client("smollm2", api_key="unused", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
-        for _ in range(120):
-            try:
-                client.models.list()
-                break
-            except Exception:  # noqa: BLE001 -- not listening yet
-                assert server.poll() is None, "llama_cpp.server exited"
-                time.sleep(0.5)
-        reply = client.chat.completions.create(
-            model="smollm2", messages=[{"role": "user", "content": "turn on the light in the kitchen"}],
-            tools=[SET_LIGHT], tool_choice={"type": "function", "function": {"name": "set_light"}}, temperature=0)
-        call = reply.choices[0].message.tool_calls[0]
-        assert call.function.name == "set_light"
-        assert argument_problem(SET_LIGHT["function"]["parameters"], json.loads(call.function.arguments)) is None
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+# llama.cpp's own server (python -m llama_cpp.server) with these weights: tests/test_real_server.py.
