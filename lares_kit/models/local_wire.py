@@ -11,8 +11,11 @@ The other way to serve it -- llama.cpp's own OpenAI-compatible server on
 loopback -- needs no code here::
 
     GGUF="$(python -c 'from lares_kit.models.local import gguf_path; print(gguf_path())')"
-    python -m llama_cpp.server --model "$GGUF" --chat_format chatml-function-calling --port 8080
-    export OPENAI_BASE_URL=http://127.0.0.1:8080/v1 OPENAI_API_KEY=unused
+    python -m llama_cpp.server --model "$GGUF" --n_ctx 8192 --n_threads 2 --seed 0 --port 8080
+    export OPENAI_BASE_URL=http://127.0.0.1:8080/v1 OPENAI_API_KEY=unused LARES_SERVER=llamacpp
+
+(the GGUF's own chat template keeps tool results; ``docs/models.md`` says why
+each flag is there and what that server accepts).
 
 This module is not the model: prompts, grammars and parsing are in :mod:`.local`.
 """
