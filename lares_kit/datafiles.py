@@ -52,7 +52,6 @@ from .datalimits import (
     warn_duplicates,
 )
 from .errors import DataFileError, brief, clip
-from .yamldata import read_yaml_data
 
 __all__ = ["INT_RANGE", "MAX_BYTES", "MAX_DEPTH", "MAX_TEXT", "MAX_VALUES", "DuplicateKeyWarning", "key_path",
            "parse_data", "parse_json", "path_kind", "read_data_file", "read_text_file", "warn_duplicates"]
@@ -159,6 +158,9 @@ def parse_data(text: str, source: str = "<text>", error: Error = DataFileError) 
             return parse_json(text, source, error)
         except _NotJson:
             pass  # YAML flow style that is not JSON: the YAML reader below says what is wrong, if anything
+    # Imported here for start-up cost: PyYAML takes ~15 ms to import, and `import lares_kit` reads no file.
+    from .yamldata import read_yaml_data
+
     return read_yaml_data(text, source, error)
 
 

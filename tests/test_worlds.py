@@ -132,7 +132,7 @@ def test_cli_lists_worlds():
 def test_import_stays_light():
     code = textwrap.dedent("""
         import sys, lares_kit
-        heavy = [m for m in ("openai", "matplotlib", "ipywidgets", "httpx2", "tiktoken") if m in sys.modules]
+        heavy = [m for m in ("openai", "matplotlib", "ipywidgets", "httpx2", "tiktoken", "yaml") if m in sys.modules]
         assert not heavy, heavy
         lares_kit.load_world("lares-home")
         assert "openai" not in sys.modules
