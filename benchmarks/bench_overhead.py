@@ -4,14 +4,14 @@ An agent step here is one LLM call of the ``function-calling`` loop. Its
 time splits into the **model** (the client call: the offline model's rules,
 its token counting, the ``openai`` SDK and transport) and the **toolkit**
 (everything else: building the prompt from the episode, the knowledge
-strategy, reading the reply, dispatching the call, recording the truth
+format, reading the reply, dispatching the call, recording the truth
 after it). Measured in one run, as the episode's loop time minus the time
 inside the client, per LLM call; the once-per-episode set-up (the toolbox,
 the start and end snapshots of the truth) is printed beside it:
 
 * lares-home, the three Lares scenarios (goal: under 1 ms a step);
 * the generated 5,000-device building, its five generated tasks (goal: under
-  20 ms a step), with the retrieval strategy and with the full dump.
+  20 ms a step), with the retrieval format and with the full dump.
 
     .venv/bin/python benchmarks/bench_overhead.py [--repeat N]
 """
@@ -48,11 +48,11 @@ def measure(runs: list, client, repeat: int) -> dict:
     toolkit = model = setup = 0.0
     calls = episodes = 0
     for _ in range(repeat):
-        for make_home, instruction, make_user, strategy in runs:
+        for make_home, instruction, make_user, fmt in runs:
             home, user = make_home(), make_user()
             start = time.perf_counter()
             episode = run_agent(instruction, home, agent=AGENT, model="offline", client=client, user=user,
-                                knowledge_format=strategy)
+                                knowledge_format=fmt)
             wall = time.perf_counter() - start
             inside = sum(c.seconds for c in episode.llm_calls)
             toolkit += episode.seconds - inside  # the loop: prompts, replies, dispatch, records
@@ -75,9 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     building = generate_home(devices=5000, seed=1)
     tasks = generate_tasks(building, n=5, seed=1)
 
-    def big(strategy: str) -> list:
+    def big(fmt: str) -> list:
         scenes = [set_stage(t, building) for t in tasks]
-        return [(lambda sc=sc: set_stage(sc.task, building).home, sc.task.instruction, lambda sc=sc: sc.user, strategy)
+        return [(lambda sc=sc: set_stage(sc.task, building).home, sc.task.instruction, lambda sc=sc: sc.user, fmt)
                 for sc in scenes]
 
     rows = [("lares-home, Lares scenarios", "full", measure(small, client, args.repeat), 1.0),
@@ -88,9 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'home':<30} {'knowledge':<10} {'steps':>6} {'toolkit ms/step':>16} {'model ms/step':>14} "
           f"{'toolkit/model':>14} {'goal':>8}         {'setup ms/episode':>17}")
     print("-" * 124)
-    for name, strategy, r, goal in rows:
+    for name, fmt, r, goal in rows:
         verdict = "met" if r["toolkit_ms"] < goal else "NOT met"
-        print(f"{name:<30} {strategy:<10} {r['steps']:>6} {r['toolkit_ms']:>16.2f} {r['model_ms']:>14.2f} "
+        print(f"{name:<30} {fmt:<10} {r['steps']:>6} {r['toolkit_ms']:>16.2f} {r['model_ms']:>14.2f} "
               f"{r['toolkit_ms'] / r['model_ms']:>13.2f}x {'<' + format(goal, 'g') + ' ms':>8} {verdict:<8} "
               f"{r['setup_ms']:>17.1f}")
     print("\n(the full dump at 5,000 devices runs only 2 tasks: each of its steps sends ~430k tokens)")

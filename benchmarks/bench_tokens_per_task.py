@@ -6,7 +6,7 @@ offline model, in one run:
 * the **baseline**, Lares-style: the ``intent-action`` loop with the full
   pretty-JSON world in every intent and action call (``knowledge_format="full"``);
 * **each agent design** (function-calling, intent-action, react, sage) with
-  the retrieval strategy of :mod:`lares_kit.knowledge` (SAGE puts no world
+  the retrieval format of :mod:`lares_kit.knowledge` (SAGE puts no world
   dump in its prompts: it reads the home through its tools, so it runs with
   its own setting, shown as ``own``), and, as a reference for "equal
   success", function-calling and react with the full dump.
@@ -31,7 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 os.environ.setdefault("LARES_PROGRESS", "0")
 
 BASELINE = ("intent-action", "full")
-# Each design with retrieval, and beside it with the full dump: the same design's success without the strategy.
+# Each design with retrieval, and beside it with the full dump: the same design's success without the format.
 DESIGNS = [("function-calling", "retrieval"), ("function-calling", "full"), ("intent-action", "retrieval"),
            ("react", "retrieval"), ("react", "full"), ("sage", "own")]
 
@@ -49,9 +49,9 @@ def run_config(config: tuple[str, str]) -> dict:
     from lares_kit.models import make_client
     from lares_kit.worlds import load_world
 
-    agent, strategy = config
+    agent, fmt = config
     if agent not in AGENTS:
-        return {"agent": agent, "strategy": strategy, "results": [], "seconds": 0.0, "missing": True}
+        return {"agent": agent, "format": fmt, "results": [], "seconds": 0.0, "missing": True}
     client = make_client("offline")
     tasks = load_tasks()
     worlds = {w: load_world(w) for w in dict.fromkeys(t.world for t in tasks)}
@@ -62,7 +62,7 @@ def run_config(config: tuple[str, str]) -> dict:
         try:
             episode = run_agent(task.instruction, scene.home, agent=agent, model="offline", client=client,
                                 user=scene.user, max_steps=task.max_steps, memory=scene.memory,
-                                knowledge_format=None if strategy == "own" else strategy)
+                                knowledge_format=None if fmt == "own" else fmt)
         except Exception as exc:  # noqa: BLE001 -- one broken episode must not stop the measurement
             results.append({"task": task.id, "success": False, "prompt_tokens": 0, "error": repr(exc)})
             continue
@@ -70,7 +70,7 @@ def run_config(config: tuple[str, str]) -> dict:
         checks = run_checks(task.expect, Outcome.from_run(run, scene))
         results.append({"task": task.id, "success": all(c.passed for c in checks),
                         "prompt_tokens": run["usage"]["prompt_tokens"], "llm_calls": run["llm_calls"]})
-    return {"agent": agent, "strategy": strategy, "results": results, "seconds": time.perf_counter() - start}
+    return {"agent": agent, "format": fmt, "results": results, "seconds": time.perf_counter() - start}
 
 
 def per_solved(config: dict) -> tuple[int, float]:
@@ -97,21 +97,21 @@ def report(configs: list[dict]) -> str:
         ratio = base_tpt / tpt if tpt else float("nan")
         same = theirs / mine if mine else float("nan")
         label = "baseline" if c is base else f"{ratio:.1f}x fewer"
-        lines.append(f"{c['agent']:<18} {c['strategy']:<10} {ok:>4}/{total:<4} {tpt:>19,.0f} {label:>12} "
+        lines.append(f"{c['agent']:<18} {c['format']:<10} {ok:>4}/{total:<4} {tpt:>19,.0f} {label:>12} "
                      f"{same:>10.1f}x {c['seconds']:>8.0f}")
     lines.append("")
     for c in configs[1:]:
         if c.get("missing"):
             continue
         ok, tpt = per_solved(c)
-        if c["strategy"] == "full":
+        if c["format"] == "full":
             continue  # a reference row: the design's own success with the whole world in the prompt
         ratio = base_tpt / tpt
-        own = next((per_solved(o)[0] for o in configs if o["agent"] == c["agent"] and o["strategy"] == "full"), None)
+        own = next((per_solved(o)[0] for o in configs if o["agent"] == c["agent"] and o["format"] == "full"), None)
         verdict = "met" if ratio >= 3 and ok >= base_ok else "NOT met"
         if own is not None:
             verdict += f"; the same design with the full dump solves {own}"
-        lines.append(f"{c['agent']} + {c['strategy']}: {ratio:.1f}x fewer prompt tokens per solved task than the "
+        lines.append(f"{c['agent']} + {c['format']}: {ratio:.1f}x fewer prompt tokens per solved task than the "
                      f"Lares baseline, solving {ok} vs {base_ok} (goal >= 3x at equal success: {verdict})")
     return "\n".join(lines)
 

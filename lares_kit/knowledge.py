@@ -3,8 +3,7 @@
 Taught in ``notebooks/16_scaling_up.ipynb``. Lares re-sends the whole world
 as pretty-printed JSON on every call; in a 1,000-room building that is
 hundreds of thousands of tokens. The knowledge **formats**
-(:data:`KNOWLEDGE_FORMATS`; the notebook calls them strategies, and
-:data:`STRATEGIES` is the same tuple) are the alternatives an agent can
+(:data:`KNOWLEDGE_FORMATS`) are the alternatives an agent can
 switch between (``run_agent(..., knowledge_format=...)``):
 
 * ``full`` -- the whole :meth:`~lares_kit.home.Home.knowledge` as pretty
@@ -62,11 +61,10 @@ from .knowledge_formats import (
 from .schema import RoomId
 from .tools import check_room
 
-__all__ = ["KNOWLEDGE_MODES", "KNOWLEDGE_FORMATS", "STRATEGIES", "ENUM_LIMIT", "LIVE_LIMIT", "PROMPT_TOKENS_AT_MOST",
+__all__ = ["KNOWLEDGE_MODES", "KNOWLEDGE_FORMATS", "ENUM_LIMIT", "LIVE_LIMIT", "PROMPT_TOKENS_AT_MOST",
            "PromptTooBig", "check_prompt_size", "knowledge_header", "format_note", "knowledge_text",
            "knowledge_prompt", "render_retrieval", "relevant_rooms", "use_id_enums", "get_live_context"]
 
-STRATEGIES = KNOWLEDGE_FORMATS  # the name notebook 16 teaches them by
 # No model's prompt holds more (the largest hold about a million tokens, most 128,000). A 5,000-device
 # building is about 330,000 tokens as "full", which notebook 16 still sends to the offline model to show the cost.
 PROMPT_TOKENS_AT_MOST = 1_000_000

@@ -1,8 +1,7 @@
 """The knowledge vocabulary: *when* the home's knowledge is taken, *how* it is written, one renderer per format.
 
 Taught in ``notebooks/05_world_knowledge.ipynb`` (modes) and
-``notebooks/16_scaling_up.ipynb`` (formats, which that notebook calls
-strategies). The knowledge is :meth:`lares_kit.home.Home.knowledge`, a plain
+``notebooks/16_scaling_up.ipynb`` (formats). The knowledge is :meth:`lares_kit.home.Home.knowledge`, a plain
 dict; two questions decide what an agent's prompt holds of it:
 
 * the knowledge **mode** -- *when* it is taken: :data:`KNOWLEDGE_MODES`,

@@ -16,7 +16,7 @@ from lares_kit import load_world
 from lares_kit.agents import AGENTS, AgentSpec, get_agent, run_agent
 from lares_kit.episode import KNOWLEDGE_MODES
 from lares_kit.errors import LaresError
-from lares_kit.knowledge import STRATEGIES
+from lares_kit.knowledge import KNOWLEDGE_FORMATS
 from lares_kit.models.tokens import count_request
 from lares_kit.steps import Action, Final, Thought
 
@@ -30,7 +30,7 @@ def test_every_agent_has_a_spec_that_run_agent_can_use(name):
     assert isinstance(spec, AgentSpec) and spec.name == name and get_agent(name) is spec
     assert callable(spec.loop) and spec.max_steps >= 1
     assert spec.knowledge and set(spec.knowledge) <= set(KNOWLEDGE_MODES)
-    assert spec.formats and set(spec.formats) <= set(STRATEGIES)
+    assert spec.formats and set(spec.formats) <= set(KNOWLEDGE_FORMATS)
     assert dataclasses.is_dataclass(spec.options) and spec.make_options(None) == spec.options()
 
 

@@ -825,8 +825,8 @@ right("15", "q3", "the limit in words", set_device=_guard_in_words)
 
 
 # ---- 16 the prompt budget
-def _tokens_unpacked(home, strategy, instruction):
-    _note, text = knowledge_text(home, strategy, instruction=instruction)
+def _tokens_unpacked(home, fmt, instruction):
+    _note, text = knowledge_text(home, fmt, instruction=instruction)
     return count_tokens(text)
 
 
@@ -841,14 +841,14 @@ def _rooms_by_words(home, instruction):
 
 
 def _smallest_that_fits(home, instruction, budget):
-    for strategy in reversed(ex16.CHOICES):  # the cheapest first: what the old name said
-        if _tokens_unpacked(home, strategy, instruction) <= budget:
-            return strategy
+    for fmt in reversed(ex16.CHOICES):  # the cheapest first: what the old name said
+        if _tokens_unpacked(home, fmt, instruction) <= budget:
+            return fmt
     return None
 
 
 wrong("16", "q1", "counts the note", ("not the note",),
-      tokens_for=lambda home, strategy, instruction: count_tokens(knowledge_text(home, strategy, instruction)[0]))
+      tokens_for=lambda home, fmt, instruction: count_tokens(knowledge_text(home, fmt, instruction)[0]))
 right("16", "q1", "unpacked, keyword argument", tokens_for=_tokens_unpacked)
 wrong("16", "q2", "names as substrings", ("does not name it",),
       my_rooms=lambda home, instruction: [r for r in home.graph

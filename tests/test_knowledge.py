@@ -1,4 +1,4 @@
-"""Knowledge formats (lares_kit.knowledge, notebook 16's strategies), one renderer each, and the offline model."""
+"""Knowledge formats (lares_kit.knowledge, notebook 16), one renderer each, and the offline model."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from lares_kit.agents import run_agent
 from lares_kit.episode import Episode
 from lares_kit.generate import generate_home
 from lares_kit.knowledge import (
+    KNOWLEDGE_FORMATS,
     LIVE_LIMIT,
-    STRATEGIES,
     get_live_context,
     knowledge_text,
     relevant_rooms,
@@ -27,8 +27,8 @@ def building():
     return generate_home(rooms=1000, devices=5000, seed=1)
 
 
-def _message(home, strategy, instruction="turn on the light in the kitchen"):
-    ep = Episode.start(instruction, home, agent="a", model="m", knowledge_format=strategy)
+def _message(home, fmt, instruction="turn on the light in the kitchen"):
+    ep = Episode.start(instruction, home, agent="a", model="m", knowledge_format=fmt)
     return ep.messages(home)[1]["content"]
 
 
@@ -37,14 +37,14 @@ def test_full_is_exactly_the_lares_pretty_json():
     assert _message(home, "full") == "WORLD KNOWLEDGE (latest)\n" + home.render_knowledge("json")
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
-def test_the_offline_model_reads_every_format(strategy):
+@pytest.mark.parametrize("fmt", KNOWLEDGE_FORMATS)
+def test_the_offline_model_reads_every_format(fmt):
     home = load_world("townhouse")
-    b = read_request([{"role": "system", "content": _message(home, strategy)},
+    b = read_request([{"role": "system", "content": _message(home, fmt)},
                       {"role": "user", "content": "turn on the light in the kitchen"}])
     assert b.mode == "latest" and b.robot == home.robot.room and "kitchen" in b.rooms
     has_state = any(d.state for d in b.devices.values())
-    assert has_state == (strategy != "overview")
+    assert has_state == (fmt != "overview")
 
 
 def test_overview_has_no_states_and_says_where_to_get_them():
@@ -94,17 +94,17 @@ def test_live_context_filters_by_room_floor_and_type(building):
     assert box.dispatch("get_live_context", '{"room": "office-5x"}').content.startswith("Error: There is no room")
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("fmt", KNOWLEDGE_FORMATS)
 @pytest.mark.parametrize("agent", ["function-calling", "intent-action"])
-def test_the_lares_scenarios_still_succeed_under_every_strategy(strategy, agent):
+def test_the_lares_scenarios_still_succeed_under_every_format(fmt, agent):
     home = load_world("lares-home")
-    ep = run_agent("turn on the light in the kitchen", home, agent=agent, knowledge_format=strategy)
+    ep = run_agent("turn on the light in the kitchen", home, agent=agent, knowledge_format=fmt)
     assert ep.status == "done" and home.devices["kitchen-light"].state["on"]
     home = load_world("lares-home")
-    ep = run_agent("find my dog", home, agent=agent, knowledge_format=strategy)
+    ep = run_agent("find my dog", home, agent=agent, knowledge_format=fmt)
     assert ep.status == "done" and "bruno" in home.seen
     called = [s.tool for s in ep.tool_calls]
-    assert ("get_live_context" in called) == (strategy == "overview")
+    assert ("get_live_context" in called) == (fmt == "overview")
 
 
 def test_overview_fetches_live_context_before_setting_a_thermostat():
@@ -121,13 +121,13 @@ def test_an_unknown_format_is_refused():
 
 
 # ------------------------------------------------------------ one vocabulary
-def test_modes_and_formats_have_one_home_and_the_old_names_are_the_same_objects():
+def test_modes_and_formats_have_one_home():
     from lares_kit import episode, knowledge, knowledge_formats
 
     assert episode.KNOWLEDGE_MODES is knowledge.KNOWLEDGE_MODES is knowledge_formats.KNOWLEDGE_MODES
-    assert STRATEGIES is knowledge.KNOWLEDGE_FORMATS is knowledge_formats.KNOWLEDGE_FORMATS
+    assert KNOWLEDGE_FORMATS is knowledge.KNOWLEDGE_FORMATS is knowledge_formats.KNOWLEDGE_FORMATS
     assert episode.knowledge_header is knowledge.knowledge_header is knowledge_formats.knowledge_header
-    assert STRATEGIES == ("full", "compact", "overview", "retrieval")
+    assert KNOWLEDGE_FORMATS == ("full", "compact", "overview", "retrieval")
 
 
 @pytest.mark.parametrize("fmt", ["full", "compact", "overview"])
@@ -168,7 +168,7 @@ def test_the_prompt_writes_exactly_the_header_note_and_text():
 
     home = load_world("townhouse")
     for mode in ("latest", "initial"):
-        for fmt in STRATEGIES:
+        for fmt in KNOWLEDGE_FORMATS:
             note, text = knowledge_text(home, fmt, "find my keys", None if mode == "latest" else home.knowledge())
             head = knowledge_header(mode) + (f"\n{note}" if note else "")
             assert knowledge_prompt(home, mode, fmt, "find my keys", initial=home.knowledge()) == f"{head}\n{text}"

@@ -25,7 +25,7 @@ from ..contract import source_line, speaker_line
 from ..episode import KNOWLEDGE_MODES
 from ..errors import LaresError
 from ..home import Home
-from ..knowledge import STRATEGIES, get_live_context, use_id_enums
+from ..knowledge import KNOWLEDGE_FORMATS, get_live_context, use_id_enums
 from ..memory import MEMORY_TOOLS, Memory, MemoryStore
 from ..tools import Toolbox, default_tools
 from .function_calling import FunctionCallingOptions, run_function_calling
@@ -84,7 +84,7 @@ class AgentSpec:
     loop: Callable[[AgentRun], None]  # one function over an AgentRun; fits on one screen
     max_steps: int = DEFAULT_MAX_STEPS  # its step limit when the caller gives none
     knowledge: tuple[str, ...] = KNOWLEDGE_MODES  # the modes it supports; the first is its default
-    formats: tuple[str, ...] = tuple(STRATEGIES)  # the knowledge formats it supports; the first is its default
+    formats: tuple[str, ...] = tuple(KNOWLEDGE_FORMATS)  # the knowledge formats it supports; the first is its default
     memory: bool = False  # always keeps a memory (a throwaway one when none is given), so it hears the speaker
     executor: bool = False  # a second, light model writes its actions (run_agent's executor=)
     persistent: bool = False  # registers persistent commands: a fired one runs through this design again
@@ -106,8 +106,8 @@ class AgentSpec:
         """
         if knowledge is not None and knowledge not in KNOWLEDGE_MODES:
             raise LaresError(f"unknown knowledge mode {knowledge!r}; modes: {', '.join(KNOWLEDGE_MODES)}")
-        if knowledge_format is not None and knowledge_format not in STRATEGIES:
-            raise LaresError(f"unknown knowledge format {knowledge_format!r}; formats: {', '.join(STRATEGIES)}")
+        if knowledge_format is not None and knowledge_format not in KNOWLEDGE_FORMATS:
+            raise LaresError(f"unknown knowledge format {knowledge_format!r}; formats: {', '.join(KNOWLEDGE_FORMATS)}")
         for what, value, supported in (("knowledge mode", knowledge, self.knowledge),
                                        ("knowledge format", knowledge_format, self.formats)):
             if value is not None and value not in supported:

@@ -33,20 +33,20 @@ def _home(world: str) -> Any:
     return building() if world == "building" else load_world(world)
 
 
-def _tokens(world: str, strategy: str, instruction: str) -> int:
+def _tokens(world: str, fmt: str, instruction: str) -> int:
     from ..knowledge import knowledge_text
     from ..models import count_tokens
 
-    return count_tokens(knowledge_text(_home(world), strategy, instruction)[1])
+    return count_tokens(knowledge_text(_home(world), fmt, instruction)[1])
 
 
 def _test_tokens(tokens_for) -> str:
     cases = [("lares-home", "full", ""), ("lares-home", "compact", ""),
              ("building", "full", "turn on the light in office 12"),
              ("building", "retrieval", "turn on the light in office 12")]
-    for world, strategy, instruction in cases:
-        case = f"{world}, {strategy!r}, {instruction!r}"
-        got, want = call(tokens_for, _home(world), strategy, instruction, case=case), _tokens(world, strategy,
+    for world, fmt, instruction in cases:
+        case = f"{world}, {fmt!r}, {instruction!r}"
+        got, want = call(tokens_for, _home(world), fmt, instruction, case=case), _tokens(world, fmt,
                                                                                                instruction)
         if got != want:
             raise Incorrect(f"For {case}: {want} tokens, but your function returned {got!r}. Count the JSON text "
@@ -90,7 +90,7 @@ def _test_rooms(my_rooms) -> str:
 
 
 def _fitting(world: str, instruction: str, budget: int) -> list[str]:
-    """The strategies whose text is at most ``budget`` tokens, richest first (the order of CHOICES)."""
+    """The formats whose text is at most ``budget`` tokens, richest first (the order of CHOICES)."""
     return [s for s in CHOICES if _tokens(world, s, instruction) <= budget]
 
 
@@ -112,7 +112,7 @@ def _test_fit(richest_that_fits) -> str:
         if want is None:
             why = " Nothing fits: return None."
         elif got in fits:
-            why = (f" {got!r} fits too, but it tells the model less: of the strategies that fit ({', '.join(fits)}), "
+            why = (f" {got!r} fits too, but it tells the model less: of the formats that fit ({', '.join(fits)}), "
                    "return the richest, the first in CHOICES.")
         elif got in CHOICES:
             why = f" {got!r} does not fit: its text is {_tokens(world, got, instruction):,} tokens."
@@ -124,9 +124,9 @@ def _test_fit(richest_that_fits) -> str:
 
 
 q1 = Problem("Count a prompt", ("tokens_for",), _test_tokens, hints=[
-    "knowledge_text(home, strategy, instruction) returns (note, text); count_tokens(text) counts the text.",
-    "def tokens_for(home, strategy, instruction):\n"
-    "    return count_tokens(knowledge_text(home, strategy, instruction)[1])",
+    "knowledge_text(home, fmt, instruction) returns (note, text); count_tokens(text) counts the text.",
+    "def tokens_for(home, fmt, instruction):\n"
+    "    return count_tokens(knowledge_text(home, fmt, instruction)[1])",
 ])
 q2 = Problem("The rooms an instruction names", ("my_rooms",), _test_rooms, hints=[
     "Each room has a name: home.graph.nodes[room_id]['name'], e.g. 'Office 12'. Compare words, not substrings: "
@@ -136,7 +136,7 @@ q2 = Problem("The rooms an instruction names", ("my_rooms",), _test_rooms, hints
 ])
 q3 = Problem("The richest prompt that fits", ("richest_that_fits",), _test_fit, hints=[
     "CHOICES is ordered richest first (full, compact, retrieval): try them in that order and return the first "
-    "whose tokens_for(home, strategy, instruction) is at most the budget.",
+    "whose tokens_for(home, fmt, instruction) is at most the budget.",
     "After the loop, nothing fitted: return None.",
 ])
 EXERCISE = Exercise("16_prompt_budget", [q1, q2, q3])

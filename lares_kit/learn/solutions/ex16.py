@@ -8,15 +8,15 @@ __all__ = ["tokens_for", "my_rooms", "richest_that_fits"]
 
 
 # %% q1
-def tokens_for(home, strategy, instruction):
-    """How many tokens the knowledge text takes for one strategy.
+def tokens_for(home, fmt, instruction):
+    """How many tokens the knowledge text takes for one format.
 
     Args:
         home: The home the knowledge describes.
-        strategy: The knowledge format, one of CHOICES ("full", "compact", "retrieval").
+        fmt: The knowledge format, one of CHOICES ("full", "compact", "retrieval").
         instruction: What the user asks (retrieval keeps only the rooms it is about).
     """
-    return count_tokens(knowledge_text(home, strategy, instruction)[1])
+    return count_tokens(knowledge_text(home, fmt, instruction)[1])
 
 
 # %% q2
@@ -36,14 +36,14 @@ def my_rooms(home, instruction):
 
 # %% q3
 def richest_that_fits(home, instruction, budget):
-    """The first strategy of CHOICES whose knowledge fits in budget, or None when none does.
+    """The first format of CHOICES whose knowledge fits in budget, or None when none does.
 
     Args:
         home: The home the knowledge describes.
         instruction: What the user asks.
         budget: The most tokens the knowledge text may take.
     """
-    for strategy in CHOICES:  # richest first: full, compact, retrieval
-        if tokens_for(home, strategy, instruction) <= budget:
-            return strategy
+    for fmt in CHOICES:  # richest first: full, compact, retrieval
+        if tokens_for(home, fmt, instruction) <= budget:
+            return fmt
     return None

@@ -1,7 +1,7 @@
 """The offline model's rules for an overview without states: ask for live context first.
 
 Part of the offline model (see :mod:`lares_kit.models.offline` for the
-prompt contract). Under the ``overview`` knowledge strategy
+prompt contract). Under the ``overview`` knowledge format
 (:mod:`lares_kit.knowledge`, Home Assistant's approach) the knowledge lists
 rooms and devices but no states, and the tool ``get_live_context(room,
 floor, type)`` reports them. A device whose state the model does not know
@@ -18,7 +18,7 @@ has an empty ``state`` in its :class:`~.reading.Beliefs`; these rules:
   now on" still wins; a move's "It is lit/dark there." settles the lights of
   a room whose states are unknown.
 
-With any other strategy every state is known and none of this changes a reply.
+With any other format every state is known and none of this changes a reply.
 """
 
 from __future__ import annotations

@@ -280,7 +280,7 @@ def apply_facts(b: Beliefs) -> None:
             b.robot = str(call.arg("destination_room_id", "room_id", "room"))
             if "It is " in text:  # "It is lit/dark there": settles lights the knowledge gave no state (overview)
                 note_lit(b, text)
-        elif name == "getlivecontext":  # the overview strategy's live states (lares_kit.knowledge)
+        elif name == "getlivecontext":  # the overview format's live states (lares_kit.knowledge)
             merge_live_context(b, text)
         elif name == "lookwithrobot":
             if m := _LOOK_ROOM.search(text):
