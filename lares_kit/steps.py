@@ -24,6 +24,7 @@ A new kind of step is shown everywhere once it has those three.
 
 from __future__ import annotations
 
+import abc
 import html
 import json
 import textwrap
@@ -44,7 +45,7 @@ _e = html.escape
 _RED = "color:#b00020"  # failed calls and errors, in the app's transcript
 
 
-class _Shown:
+class _Shown(abc.ABC):
     """What every step shares: its HTML entry around its own body, and its plain-data form.
 
     A step class defines ``kind``, ``turn``, ``render`` (transcript lines),
@@ -55,8 +56,9 @@ class _Shown:
     kind: ClassVar[str]
     turn: int
 
+    @abc.abstractmethod
     def _html_body(self) -> str:
-        raise NotImplementedError
+        """The HTML of the entry after its turn number (each step kind writes its own)."""
 
     def render_html(self) -> str:
         """The step as one entry of the app's transcript list: an ``<li>`` marked with its kind and turn.

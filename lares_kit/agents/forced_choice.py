@@ -35,7 +35,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from .prompts import forced
-from .shared import AgentRun
+from .shared import EMPTY_REPLY, NO_CALL, AgentRun
 
 __all__ = ["ask_forced", "json_call", "IGNORED", "CALL_NOW"]
 
@@ -68,14 +68,13 @@ def ask_forced(run: AgentRun, turn: int, phase: str, tool: dict[str, Any]) -> An
         message = run.request(turn, phase, run.episode.messages(run.home), tools=[tool], tool_choice=forced(name),
                               parallel_tool_calls=False)
         if message is None:
-            run.error(turn, "The model sent an empty reply (no choices).")
+            run.error(turn, EMPTY_REPLY)
             return None
         if _calls(message, name):
             return message
         if server is None or not server.learns:  # a server known to honour it: the model slipped, once
             if not message.tool_calls:
-                run.error(turn, "Your reply had no function call. Reply by calling one of the functions; "
-                                "call halt when the task is done.", reply=message.content or "")
+                run.error(turn, NO_CALL, reply=message.content or "")
                 return None
             return message  # a call to another function: the loop says it was not offered, and does not run it
         run.server = server.without_forced_choice()  # learned: for the rest of this run
@@ -102,7 +101,7 @@ def _fallback(run: AgentRun, turn: int, phase: str, tool: dict[str, Any]) -> Any
         call = SimpleNamespace(id="", type="function", function=SimpleNamespace(name=name, arguments=raw))
         return SimpleNamespace(content="", tool_calls=[call])
     if message is None:
-        run.error(turn, "The model sent an empty reply (no choices).")
+        run.error(turn, EMPTY_REPLY)
     else:
         run.error(turn, f"No call to {name} in this reply either.", reply=message.content or "")
     if run.fallback_worked:

@@ -47,6 +47,10 @@ from ..users import NoAnswer, User
 
 __all__ = ["AgentRun", "ModelFailed", "Listener", "RequestOptions", "MAX_TOKENS"]
 
+# The Error steps of an unusable reply (the model reads them in the history and can do better next turn).
+EMPTY_REPLY = "The model sent an empty reply (no choices)."
+NO_CALL = "Your reply had no function call. Reply by calling one of the functions; call halt when the task is done."
+
 # max_tokens by phase: room for the reply the phase needs, not for a runaway. The offline model's longest
 # replies in the benchmark: intent 113, action 139, turn 463 (a halt with a long answer), thought 147,
 # react action 66 (a list of parallel actions 166).
@@ -143,11 +147,10 @@ class AgentRun:
         message = self.request(turn, phase, self.episode.messages(self.home), tools=tools, tool_choice=tool_choice,
                                parallel_tool_calls=parallel)
         if message is None:
-            self.error(turn, "The model sent an empty reply (no choices).")
+            self.error(turn, EMPTY_REPLY)
             return None
         if not message.tool_calls:
-            self.error(turn, "Your reply had no function call. Reply by calling one of the functions; "
-                             "call halt when the task is done.", reply=message.content or "")
+            self.error(turn, NO_CALL, reply=message.content or "")
             return None
         return message
 
@@ -186,9 +189,10 @@ class AgentRun:
             message = choices[0].message if choices else None
             usage = response.usage
         except Exception as exc:  # APIError after retries, a timeout, or a reply that is not a completion
+            # Imported here for start-up cost: lares_kit.models loads the openai SDK.
             from ..models.api_errors import explain  # one sentence a learner can act on, not the server's dump
 
-            text = explain(exc, getattr(client, "base_url", None), getattr(getattr(self, "server", None), "name", None))
+            text = explain(exc, getattr(client, "base_url", None), self.server.name if self.server else None)
             self.episode.llm_calls.append(LLMCall(phase, turn, seconds=time.perf_counter() - start, error=text))
             raise ModelFailed(text) from exc
         if usage is not None:
