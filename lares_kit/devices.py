@@ -74,6 +74,13 @@ DEVICE_TYPES: dict[str, dict[str, Attribute]] = {
     "fridge": {"door": Attribute("choice", choices=("open", "closed"), read_only=True),
                "temperature": _num(-5, 15, "°C", read_only=True), "setpoint": _num(1, 7, "°C"),
                "freezer_temperature": _num(-30, 0, "°C", read_only=True), "freezer_setpoint": _num(-24, -15, "°C")},
+    # Home Assistant's other domains (lares_kit.ha_domains maps them): what its intents can change.
+    "switch": {"on": _B},
+    "cover": {"position": _num(0, 100, "% open")},
+    "valve": {"open": _B},
+    "media_player": {"on": _B, "playing": _B, "volume": _num(0, 100), "muted": _B},
+    "vacuum": {"status": Attribute("choice", choices=("docked", "cleaning", "returning", "idle", "paused"))},
+    "binary_sensor": {"on": Attribute("bool", read_only=True)},
 }
 
 

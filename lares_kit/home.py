@@ -44,6 +44,10 @@ class Device:
     description: str = ""
     # attribute -> spec overriding lares_kit.devices.DEVICE_TYPES for this device
     capabilities: dict[str, Any] = field(default_factory=dict)
+    # False: not exposed to the assistant (Home Assistant's idea): in the truth, never in the knowledge or the tools
+    exposed: bool = True
+    # Its Home Assistant entity id when the world gives one (an imported HA home); else derived from type and name
+    entity_id: str = ""
 
 
 @dataclass
@@ -97,8 +101,14 @@ class Home:
         *,
         description: str = "",
         extra: dict[str, Any] | None = None,
+        language: str = "en",
+        floors: dict[int, dict[str, Any]] | None = None,
     ) -> None:
         self.id = id
+        # the language its names are in and its people speak (a home-assistant-intents code: en, de, fr...)
+        self.language = language
+        # floor number -> {"name", "aliases"}, where the world file names its floors
+        self.floors: dict[int, dict[str, Any]] = dict(floors or {})
         self.name = name
         self.description = description
         self.graph = graph
@@ -280,6 +290,8 @@ class Home:
             room["exits"] = list(self.graph.neighbors(room_id))
             room["devices"] = []
             for d in self.devices_in(room_id):
+                if not d.exposed:
+                    continue
                 dev = {"id": d.id, "name": d.name, "type": d.type, "state": _copy_state(d.state)}
                 if d.aliases:
                     dev["aliases"] = list(d.aliases)
@@ -289,7 +301,7 @@ class Home:
             item_id: {"name": self.items[item_id].name, "type": self.items[item_id].type, **where}
             for item_id, where in self.seen.items()
         }
-        return {
+        known = {
             "home": self.id,
             "name": self.name,
             "time": self.time,
@@ -297,6 +309,12 @@ class Home:
             "rooms": rooms_out,
             "seen": seen,
         }
+        if self.language != "en":  # English is the default: its prompts stay as they were
+            known["language"] = self.language
+        if self.floors:
+            known["floors"] = [{"id": n, "name": f["name"], **({"aliases": list(f["aliases"])} if f["aliases"] else {})}
+                               for n, f in sorted(self.floors.items())]
+        return known
 
     def render_knowledge(self, fmt: str = "full", knowledge: dict[str, Any] | None = None) -> str:
         """The knowledge (default: :meth:`knowledge` now) as text, in a format of :mod:`lares_kit.knowledge_formats`.
@@ -338,7 +356,7 @@ _ATOMIC = frozenset({bool, int, float, str, type(None)})
 def _copy_device(d: Device, memo: dict[int, Any]) -> Device:
     # The strings are immutable and shared; only the mutable fields are copied.
     return Device(d.id, d.name, d.type, d.room, _copy_state(d.state), list(d.aliases), d.description,
-                  copy.deepcopy(d.capabilities, memo) if d.capabilities else {})
+                  copy.deepcopy(d.capabilities, memo) if d.capabilities else {}, d.exposed, d.entity_id)
 
 
 def _copy_state(state: dict[str, Any]) -> dict[str, Any]:

@@ -29,12 +29,14 @@ from .lookup import WORLD_DIRS, FileKind, files_by_id, read_by_id_or_path
 __all__ = ["WorldError", "load_world", "read_yaml", "parse_world", "check_home", "world_paths", "WORLD_DIRS"]
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
-KNOWN_KEYS = {"id", "name", "description", "rooms", "devices", "robot", "items"}
+KNOWN_KEYS = {"id", "name", "description", "rooms", "devices", "robot", "items", "language", "floors"}
 # Keys each entry may have; anything else is a typo (or a description with an
 # unquoted comma inside {...}, which YAML splits into a stray key).
 ENTRY_KEYS = {
     "rooms": {"id", "name", "description", "exits", "aliases", "floor"},
-    "devices": {"id", "name", "type", "room", "state", "aliases", "description", "capabilities", "docs", "near"},
+    "devices": {"id", "name", "type", "room", "state", "aliases", "description", "capabilities", "docs", "near",
+                "expose", "entity_id"},
+    "floors": {"id", "name", "aliases"},
     "items": {"id", "name", "type", "room", "aliases", "description"},
     "robot": {"id", "name", "room"},
 }
@@ -266,8 +268,12 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
                     _expect(isinstance(word, str), source, f"{key}.{name}[{m}]",
                             f"expected a string, got {_kind(word)}")
                 device_extras.setdefault(dev_id, {})[name] = list(dev[name])
+        exposed = dev.get("expose", True)
+        _expect(isinstance(exposed, bool), source, f"{key}.expose",
+                f"expected true or false (false hides the device from the agent), got {_kind(exposed)}")
         devices.append(Device(dev_id, _text(dev, "name", source, key, dtype.title()), dtype, room, dict(state),
-                              _aliases(dev, source, key), _text(dev, "description", source, key, ""), dict(caps)))
+                              _aliases(dev, source, key), _text(dev, "description", source, key, ""), dict(caps),
+                              exposed=exposed, entity_id=_text(dev, "entity_id", source, key, "")))
 
     _expect("robot" in top, source, "robot", "missing required key 'robot' (like {id: robot, room: hallway})")
     bot = _mapping(top["robot"], source, "robot")
@@ -300,7 +306,40 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
     if device_extras:
         extra["device_extras"] = device_extras
     return Home(world_id, _text(top, "name", source, "", world_id), graph, devices, items, robot,
-                description=_text(top, "description", source, "", ""), extra=extra)
+                description=_text(top, "description", source, "", ""), extra=extra,
+                language=_language(top, source), floors=_floors(top, source, graph))
+
+
+def _language(top: dict[str, Any], source: str) -> str:
+    # The language the home's names are in and its people speak: a code home-assistant-intents knows.
+    if "language" not in top:
+        return "en"
+    code = top["language"]
+    _expect(isinstance(code, str) and code != "", source, "language",
+            f"expected a language code such as en, de or fr, got {brief(code)}")
+    from .languages import LanguageError, check_language
+
+    try:
+        return check_language(code)
+    except LanguageError as exc:
+        raise WorldError(source, "language", str(exc)) from None
+
+
+def _floors(top: dict[str, Any], source: str, graph: nx.Graph) -> dict[int, dict[str, Any]]:
+    # floor number -> {"name", "aliases"}: what people call the floors that rooms' `floor:` numbers.
+    floors: dict[int, dict[str, Any]] = {}
+    for n, raw in enumerate(_list(top.get("floors", []), source, "floors")):
+        key = f"floors[{n}]"
+        entry = _mapping(raw, source, key)
+        _known_keys(entry, "floors", source, key)
+        _expect(isinstance(entry.get("id"), int) and not isinstance(entry.get("id"), bool), source, f"{key}.id",
+                f"expected the floor's whole number (as rooms' floor: say), got {brief(entry.get('id'))}")
+        _expect(entry["id"] not in floors, source, f"{key}.id", f"floor {entry['id']} is named twice")
+        floors[entry["id"]] = {"name": _text(entry, "name", source, key), "aliases": _aliases(entry, source, key)}
+    used = {a.get("floor") for _, a in graph.nodes(data=True) if "floor" in a}
+    for number in sorted(set(floors) - used):
+        raise WorldError(source, "floors", f"floor {number} is named but no room is on it (rooms say floor: N)")
+    return floors
 
 
 def check_home(home: Home | str | os.PathLike) -> list[str]:
