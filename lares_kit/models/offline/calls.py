@@ -114,6 +114,8 @@ def render(intention: Intention, tools: dict[str, dict[str, Any]]) -> tuple[str,
         >>> render(Intention("light", {"light_id": "kitchen-light", "on": True}), t)
         ('toggleLight', {'lightId': 'kitchen-light'})
     """
+    if intention.ha is not None and (tool := tools.get(norm(intention.ha[0]))) is not None:
+        return tool["function"]["name"], fit(intention.ha[1], tool)  # Home Assistant's dialect (.ha_reading)
     for carrier in CARRIERS.get(intention.action, ()):
         tool = tools.get(carrier)
         if tool is None:

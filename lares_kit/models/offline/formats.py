@@ -43,7 +43,8 @@ from typing import Any
 
 from .calls import CARRIERS, CONTRACT_TOOLS, fake_tools, render
 from .planning import Intention
-from .reading import Beliefs, Call, norm, read_request, text_of
+from .reading import Beliefs, Call, norm, text_of
+from .request import read as read_request
 
 __all__ = ["independent", "json_reply", "parse_react", "react_beliefs", "react_reply", "wants_react"]
 

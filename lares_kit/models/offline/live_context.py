@@ -47,7 +47,7 @@ def live_context_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
         >>> b = Beliefs("turn on the light in the kitchen", "latest", {"kitchen": Room("kitchen", "Kitchen")},
         ...             {"k": Dev("k", "Light", "light", "kitchen")}, "kitchen", {}, [])
         >>> live_context_step(b, {"getlivecontext", "setlight"})[:2]
-        ('live', {'room': 'kitchen'})
+        ('live', {'room': 'kitchen', 'area': 'Kitchen'})
         >>> live_context_step(b, {"setlight"}) is None
         True
     """
@@ -64,6 +64,6 @@ def live_context_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
         devices = [d for d in b.devices.values() if d.room == room]
         if room not in asked and any(not d.state for d in devices):
             name = b.rooms[room].name if room in b.rooms else room
-            return ("live", {"room": room},
+            return ("live", {"room": room, "area": name},
                     f"The knowledge lists the devices in the {name} without their states, so I ask for them first.")
     return None

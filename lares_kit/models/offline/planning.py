@@ -23,6 +23,7 @@ from .comfort import comfort_step, recognise_comfort
 from .compound import recognise_compound
 from .confirming import confirmation_step
 from .contradiction import contradiction_step
+from .ha_reading import ha_intent
 from .hazards import recognise_hazard
 from .infeasible import recognise_infeasible
 from .live_context import live_context_step
@@ -38,6 +39,10 @@ STAND_IN = ("I am lares_kit's offline model: a rule-based teaching stand-in, not
             "for someone with the robot, ask you about things I cannot observe, and answer simple questions about "
             "the home.")
 DEVICE_TOOLS = {"setlight", "togglelight", "setdevice"}
+# Home Assistant's intent tools that change a device (tool_set="ha"), normalised
+HA_TOOLS = {"hassturnon", "hassturnoff", "hasslightset", "hasssetposition", "hassclimatesettemperature",
+            "hasssetvolume", "hassmediapause", "hassmediaunpause", "hassvacuumstart", "hassvacuumreturntobase",
+            "hasslistadditem"}
 
 
 @dataclass
@@ -47,6 +52,8 @@ class Intention:
     action: str
     args: dict[str, Any] = field(default_factory=dict)  # in the contract's argument names
     why: str = ""
+    # the same change as a Home Assistant intent call, (tool, arguments), for a request in that dialect (.ha_reading)
+    ha: tuple[str, dict[str, Any]] | None = None
 
 
 def _halt(message: str, why: str = "") -> list[Intention]:
@@ -124,11 +131,13 @@ def _says(b: Beliefs, c: Change, now: bool) -> str:
 def _change_intention(b: Beliefs, c: Change, why: str) -> Intention:
     dev = b.devices[c.device]
     if c.attribute == "on" and dev.type in ("light", ""):
-        return Intention("light", {"light_id": c.device, "on": bool(c.value)}, why)
-    return Intention("device", {"device_id": c.device, "attribute": c.attribute, "value": c.value}, why)
+        args = {"light_id": c.device, "on": bool(c.value)}
+        return Intention("light", args, why, ha_intent(b, "light", args))
+    args = {"device_id": c.device, "attribute": c.attribute, "value": c.value}
+    return Intention("device", args, why, ha_intent(b, "device", args))
 
 
-def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "") -> list[Intention]:
+def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "", reply: str = "") -> list[Intention]:
     pending, failed = [], []
     for c in changes:
         error = _last_error(b, c.device)
@@ -136,7 +145,9 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "")
         if current is not None and _same(current, c.value):
             continue
         (failed if error else pending).append((c, error))
-    usable = [c for c, _ in pending if (c.attribute == "on" and can & DEVICE_TOOLS) or "setdevice" in can]
+    usable = [c for c, _ in pending if (c.attribute == "on" and can & DEVICE_TOOLS) or "setdevice" in can
+              or (can & HA_TOOLS and ha_intent(b, "device", {"device_id": c.device, "attribute": c.attribute,
+                                                                "value": c.value}) is not None)]
     if usable:
         intentions = []
         for c in usable:
@@ -165,6 +176,8 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "")
     if not changed and reason.endswith(", so "):  # "It is night; the light ... was already on": no "so" for no change
         reason = reason[:-len(", so ")] + "; "
     message = capitalise(join_clauses(reason, "; ".join(parts)) + ".")
+    if reply and not failed and not pending:  # Home Assistant's own reply, in the home's language (.responses)
+        message = reply
     return _halt(message, "Every change the user asked for is made, so I report back.")
 
 
@@ -305,7 +318,7 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
     if goal.kind == "chat":
         return _halt(goal.message, "This is conversation; no device needs to change.")
     if goal.kind == "control":
-        return _control(b, goal.changes, can, f"{goal.message} " if goal.message else "")
+        return _control(b, goal.changes, can, f"{goal.message} " if goal.message else "", goal.reply)
     if goal.kind == "find":
         return _find(b, goal, can)
     if goal.kind == "ask_then":

@@ -119,6 +119,8 @@ class Beliefs:
     answers: list[tuple[str, str]] = field(default_factory=list)  # (question, answer)
     blocked: set[tuple[str, str]] = field(default_factory=set)  # exits a move proved wrong
     speaker: str = ""  # who gives the instruction: lares_kit.contract.speaker_in of a system message ("" unknown)
+    language: str = "en"  # the home's language (the knowledge's "language"; English when it says none)
+    floors: dict[int, list[str]] = field(default_factory=dict)  # floor number -> its name and aliases, when named
 
     def lights_in(self, room: str) -> list[Dev]:
         return [d for d in self.devices.values() if d.room == room and d.type == "light"]
@@ -349,7 +351,7 @@ def _instruction_index(messages: list[dict[str, Any]]) -> int:
 
 
 def read_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 calls: list[Call] | None = None, instruction: str | None = None) -> Beliefs:
+                 calls: list[Call] | None = None, instruction: str | None = None, facts: bool = True) -> Beliefs:
     """Beliefs from a request's messages (and tool schemas, for knowledge "none").
 
     ``calls``/``instruction`` override what is read from the messages (the
@@ -360,6 +362,7 @@ def read_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | N
         tools: the request's ``tools``; their enums name the rooms and devices when the prompt has no map.
         calls: the tool calls so far, oldest first; None reads them from the messages.
         instruction: the user's instruction; None reads it from the messages.
+        facts: False leaves the history's facts unapplied (:mod:`.request` first reads Home Assistant's dialect).
 
     Examples:
         >>> msgs = [{"role": "system", "content": 'WORLD KNOWLEDGE (latest): {"robot": {"room": "hall"}, '
@@ -386,8 +389,13 @@ def read_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | N
         (rooms, devices), robot, seen = _from_schemas(tools or []), None, {}
     beliefs = Beliefs(text.strip(), mode, rooms, devices, robot, seen,
                       calls if calls is not None else _history(messages, at))
+    if knowledge is not None:
+        beliefs.language = str(knowledge.get("language") or "en")
+        floors = [f for f in knowledge.get("floors") or [] if isinstance(f, dict) and isinstance(f.get("id"), int)]
+        beliefs.floors = {f["id"]: [str(f.get("name", "")), *map(str, f.get("aliases") or [])] for f in floors}
     for m in messages:  # the agent may say who is speaking (memory: "my office", "my usual")
         if m.get("role") == "system" and (who := speaker_in(text_of(m.get("content")))):
             beliefs.speaker = who
-    apply_facts(beliefs)
+    if facts:
+        apply_facts(beliefs)
     return beliefs

@@ -17,7 +17,8 @@ from typing import Any
 from .calls import CONTRACT_TOOLS, fake_tools, fit, props, render
 from .formats import json_reply, react_beliefs, react_reply, wants_react
 from .planning import Intention, plan
-from .reading import Beliefs, norm, read_request
+from .reading import Beliefs, norm
+from .request import read as read_request
 from .sage_rules import sage_reply
 
 __all__ = ["MODEL_NAME", "FAULTY_MODEL", "Reply", "respond"]

@@ -24,11 +24,14 @@ a thermostat, "living room" may be the lounge). What it recognises:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...wording import agree, capitalise
+from .goals import WHICH_ONE as _WHICH_ONE
+from .goals import Change, Goal
+from .goals import which_one as _which_one
 from .reading import Beliefs, Dev
+from .recognizer import recognise_intent
 from .vocabulary import (
     LIGHT_WORDS,
     ROOM_WORDS,
@@ -48,43 +51,10 @@ NOT_UNDERSTOOD = "could not understand"  # how a reply to a question it cannot r
 NUMERIC_ATTRS = ("target", "position", "brightness", "volume", "level", "speed", "channel", "temperature")
 
 
-@dataclass
-class Change:
-    """One device setting the goal asks for."""
-
-    device: str
-    attribute: str
-    value: Any
-
-
-@dataclass
-class Goal:
-    kind: str  # control | find | ask_then | question | refuse | clarify | unknown
-    changes: list[Change] = field(default_factory=list)
-    target: list[str] = field(default_factory=list)  # words naming a hidden thing
-    target_text: str = ""  # as the user said it: "my dog"
-    then: str = "report"  # after finding: "on" | "off" | "report"
-    question: str = ""  # ask_then / clarify: what to ask
-    condition: str = ""  # ask_then: "daytime" or "generic"
-    if_yes: list[Change] = field(default_factory=list)
-    if_no: list[Change] = field(default_factory=list)
-    message: str = ""  # question / refuse / unknown: the reply
-
-
 # Ways of saying on and off that the rules read as the plain words.
 _SAYINGS = [(r"\b(?:kill|cut)\b(?= (?:the |all )?(?:\w+ )?(?:lights?|lamps?|power)\b)", "switch off"),
             (r"\b(?:we|i) (?:don'?t|do not) need (?=(?:the |any )?(?:lights?|lamps?)\b)", "switch off "),
             (r"\bno need for (?=(?:the |any )?(?:lights?|lamps?)\b)", "switch off ")]
-_WHICH_ONE = "Which one do you mean: "
-
-
-def _which_one(b: Beliefs, devices: list[Dev]) -> str:
-    """The question for several devices that fit: "Which one do you mean: the floor lamp in the Living room, ...?"."""
-    names = [describe(b, d.id) for d in devices]
-    listed = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
-    return f"{_WHICH_ONE}{listed}?"
-
-
 def _distinct(b: Beliefs, dev: Dev) -> set[str]:
     room = b.rooms.get(dev.room or "")  # only this device's room, not every room's phrases
     room_words = (set(" ".join([words_of(room.name), words_of(room.id), *map(words_of, room.aliases)]).split())
@@ -326,6 +296,12 @@ def understand(b: Beliefs) -> Goal:
         text = re.sub(pattern, plain, text)
     if not text:
         return Goal("unknown")
+    recognised = recognise_intent(b)  # Home Assistant's recognizer first; the rules below read what it does not
+    if recognised is not None and recognised.kind != "control":
+        return recognised
+    if recognised is not None:
+        devices = [b.devices[i] for i in dict.fromkeys(c.device for c in recognised.changes)]
+        return _heat_and_finish(b, text, devices, recognised.changes, recognised.reply)
     if m := re.search(r"\b(?:depending on(?: whether)?|whether|if|unless|something|appropriate|suitable)\b(.*)", text):
         daytime = re.search(r"\b(day ?time|daylight|day|night|dark outside|sunny|time of day|appropriate|suitable)\b",
                             text)
@@ -381,6 +357,17 @@ def understand(b: Beliefs) -> Goal:
             settings = ", ".join(k for k in tvs[0].state)
             return Goal("refuse", message=f"I cannot play {app.group(1)}: {describe(b, tvs[0].id)} has no apps; its "
                                           f"settings are {settings}, so I did nothing.")
+    goal = _heat_and_finish(b, text, devices, changes)
+    if goal.kind != "unknown":
+        return goal
+    if rooms and (_switched(rest, b) or re.search(r"\blight", text)):
+        names = ", ".join(b.rooms[r].name for r in rooms)
+        return Goal("refuse", message=f"There is no light in the {names} for me to switch, so I did nothing.")
+    return Goal("unknown")
+
+
+def _heat_and_finish(b: Beliefs, text: str, devices: list[Dev], changes: list[Change], reply: str = "") -> Goal:
+    """The control goal for ``changes``, once an oven switched on has a temperature (asked for if not said)."""
     heat_on = [c for c in changes if c.attribute == "on" and c.value is True
                and b.devices[c.device].state.get("temperature") in (0, None)
                and "temperature" in b.devices[c.device].state]
@@ -401,10 +388,7 @@ def understand(b: Beliefs) -> Goal:
         warmed = {c.device for c in changes if c.attribute in ("temperature", "target")}
         changes = [Change(d.id, "on", True) for d in devices if d.id in warmed and d.state.get("on") is False] + changes
     if changes:
-        return Goal("control", changes=changes)
-    if rooms and (_switched(rest, b) or re.search(r"\blight", text)):
-        names = ", ".join(b.rooms[r].name for r in rooms)
-        return Goal("refuse", message=f"There is no light in the {names} for me to switch, so I did nothing.")
+        return Goal("control", changes=changes, reply=reply)
     return Goal("unknown")
 
 

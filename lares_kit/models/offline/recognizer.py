@@ -1,0 +1,302 @@
+"""The offline model's first tier: Home Assistant's own recognizer, over the names of this home.
+
+Part of the offline model (:mod:`lares_kit.models.offline`); taught in
+``notebooks/17_home_assistant.ipynb``. Before any hand-written rule reads an
+instruction, ``hassil`` -- the recognizer of Home Assistant's built-in voice
+assistant -- matches it against the sentence templates of
+``home-assistant-intents`` in the home's language, with slot lists built
+from what the request says about the home: **areas** from the rooms (names,
+ids, aliases, and for English the common synonyms of :mod:`.vocabulary`),
+**names** from the devices (their names and aliases, alone and after their
+room's name: "Kitchen Light"), **floors** where the knowledge names them.
+A recognized intent becomes a :class:`~.goals.Goal`:
+
+* ``HassTurnOn`` / ``HassTurnOff`` by name, by area or floor and domain
+  ("turn off the lights in the kitchen"), or a whole domain ("turn off all
+  the lights"): the setting each device has -- ``on``, ``locked`` (HA locks
+  with TurnOn), ``open`` or ``position`` (covers, valves), ``mode`` (a
+  thermostat), ``status`` (a vacuum);
+* ``HassLightSet`` (brightness), ``HassSetPosition``,
+  ``HassClimateSetTemperature``, ``HassSetVolume``, ``HassMediaPause`` /
+  ``Unpause``, ``HassMediaPlayerMute`` / ``Unmute``, ``HassFanSetSpeed``,
+  ``HassVacuumStart`` / ``ReturnToBase``, ``HassListAddItem``;
+* state questions (``HassGetState``, ``HassClimateGetTemperature``) in a
+  home that is not English, answered from what the agent knows with Home
+  Assistant's own response in that language (English questions go to the
+  rules of :mod:`.understanding`, which name the devices).
+
+One device named where several fit ("turn on the light" in a home of lights)
+becomes a question; several fit a plural ("the lights") or "all": all of
+them. What hassil does not match -- searches with the robot, conditions,
+memory, several commands in one sentence, loose wordings ("pop the light
+on") -- returns None, and the rules decide. hassil and the intents are
+loaded on the first instruction, not by ``import lares_kit``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from ...ha_domains import device_class_of, domain_of
+from ...languages import LanguageError, intents_for
+from .goals import Change, Goal, which_one
+from .reading import Beliefs, Dev
+from .responses import error_reply, intent_reply, state_reply
+from .vocabulary import ROOM_SYNONYMS, words_of
+
+__all__ = ["recognise_intent", "recognize", "switch_change"]
+
+# Intents that change something, and the intents that read.
+_SETTERS = {"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition", "HassClimateSetTemperature",
+            "HassSetVolume", "HassMediaPause", "HassMediaUnpause", "HassMediaPlayerMute", "HassMediaPlayerUnmute",
+            "HassFanSetSpeed", "HassVacuumStart", "HassVacuumReturnToBase", "HassListAddItem"}
+_READERS = {"HassGetState", "HassClimateGetTemperature"}
+# English words that make a target plural: "the lights", "all", "every"
+# ("blinds", "curtains" and "shutters" name one set as often as several: not plural)
+_PLURAL = re.compile(r"\b(all|every|each|both|everything|everywhere|lights|lamps|fans|switches|covers|windows|doors|"
+                     r"locks|valves|speakers|tvs)\b")
+
+
+def _key(b: Beliefs) -> tuple:
+    # What the slot lists are built from, hashable: the same home in the next request reuses them.
+    rooms = tuple((r.id, r.name, tuple(r.aliases), r.floor) for r in b.rooms.values())
+    devices = tuple((d.id, d.name, d.type, d.room or "", tuple(d.aliases), "on" in d.state) for d in b.devices.values())
+    floors = tuple((n, tuple(names)) for n, names in sorted(b.floors.items()))
+    return b.language, rooms, devices, floors
+
+
+@functools.lru_cache(maxsize=32)
+def _slot_lists(key: tuple) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
+    """(hassil slot lists, name text -> the ids of the devices it names) for a home's key."""
+    from hassil.intents import TextChunk, TextSlotList, TextSlotValue
+
+    language, rooms, devices, floors = key
+    areas: dict[str, str] = {}
+    for rid, name, aliases, _ in rooms:
+        for phrase in (name, rid.replace("-", " ").replace("_", " "), *aliases):
+            areas.setdefault(phrase.strip().lower(), rid)
+    if language == "en":  # "living room" for a home that calls it the lounge, when only one room fits
+        said = {rid: {words_of(p) for p in (name, rid, *aliases)} for rid, name, aliases, _ in rooms}
+        for group in ROOM_SYNONYMS:
+            fits = [rid for rid, phrases in said.items() if phrases & group]
+            for word in group if len(fits) == 1 else ():
+                areas.setdefault(word, fits[0])
+    room_names = {rid: name for rid, name, _, _ in rooms}
+    names: dict[str, list[str]] = {}
+    domains: dict[str, str] = {}
+    for did, name, dtype, room, aliases, has_on in devices:
+        said = [name, *aliases]
+        if room in room_names:  # "Kitchen Light": how people name a device after its room
+            said += [f"{room_names[room]} {n}" for n in (name, *aliases)
+                     if words_of(room_names[room]) not in words_of(n)]
+        for phrase in said:
+            text = phrase.strip().lower()
+            if text and did not in names.setdefault(text, []):
+                names[text].append(did)
+                domains.setdefault(text, domain_of(dtype, {"on": True} if has_on else {}) if dtype else "")
+
+    def slot(values: dict[str, Any], context: dict[str, dict[str, str]] | None = None) -> Any:
+        return TextSlotList(name=None, values=[
+            TextSlotValue(TextChunk(text), value, (context or {}).get(text)) for text, value in values.items()])
+
+    floor_texts = {n.strip().lower(): str(number) for number, said in floors for n in said if n.strip()}
+    lists = {"area": slot(areas), "floor": slot(floor_texts),
+             "name": slot({t: t for t in names}, {t: {"domain": d} for t, d in domains.items() if d})}
+    return lists, {t: tuple(ids) for t, ids in names.items()}
+
+
+def recognize(b: Beliefs) -> tuple[Any, dict[str, tuple[str, ...]]] | None:
+    """hassil's best match for the instruction in ``b`` (and the name -> ids map it used), or None.
+
+    Args:
+        b: what the model read from the request: the instruction, the home's language, rooms, devices and floors.
+
+    Examples:
+        >>> from lares_kit.models.offline.reading import Room
+        >>> b = Beliefs("turn off the lights in the kitchen", "latest", {"kitchen": Room("kitchen", "Kitchen")},
+        ...             {"k": Dev("k", "Light", "light", "kitchen")}, None, {}, [])
+        >>> result, _ = recognize(b)
+        >>> result.intent.name, result.entities["area"].value, result.entities["domain"].value
+        ('HassTurnOff', 'kitchen', 'light')
+    """
+    text = b.instruction.strip()
+    if not text or not b.devices:
+        return None
+    try:
+        intents = intents_for(b.language)
+    except LanguageError:
+        return None  # the model cannot read a language it does not know; the rules will say they did not understand
+    from hassil import recognize_best
+
+    lists, names = _slot_lists(_key(b))
+    result = recognize_best(text, intents, slot_lists=lists, language=b.language)
+    return (result, names) if result is not None else None
+
+
+def _value(result: Any, slot: str) -> Any:
+    entity = result.entities.get(slot)
+    return None if entity is None else entity.value
+
+
+def _targets(b: Beliefs, result: Any, names: dict[str, tuple[str, ...]]) -> list[Dev]:
+    """The devices the recognized slots pick out: name, area, floor, domain and device class together."""
+    pool = list(b.devices.values())
+    if (name := _value(result, "name")) is not None:
+        pool = [d for d in pool if d.id in names.get(str(name), ())]
+    if (area := _value(result, "area")) is not None:
+        pool = [d for d in pool if d.room == area]
+    if (floor := _value(result, "floor")) is not None:
+        pool = [d for d in pool if d.room in b.rooms and str(b.rooms[d.room].floor) == str(floor)]
+    domain = _value(result, "domain")
+    if domain is not None and name is None:
+        wanted = set(domain) if isinstance(domain, list) else {str(domain)}
+        pool = [d for d in pool if domain_of(d.type, d.state) in wanted]
+    if (device_class := _value(result, "device_class")) is not None:
+        pool = [d for d in pool if device_class in (device_class_of(d.type), d.state.get("device_class"))]
+    return pool
+
+
+def _also_called(b: Beliefs, said: str, devices: list[Dev], area: Any) -> list[Dev]:
+    """One device named ``said``, plus the others whose names hold all its words (in the area, if one was said)."""
+    words = set(words_of(said).split())
+    others = [d for d in b.devices.values() if d not in devices and (area is None or d.room == area)
+              and any(words <= set(words_of(n).split()) for n in (d.name, *d.aliases))]
+    return devices + others if len(devices) == 1 else devices
+
+
+def switch_change(dev: Dev, on: bool, domain: Any = None) -> Change | None:
+    """What "turn on"/"turn off" sets on a device, as Home Assistant means it (TurnOn locks a lock), or None.
+
+    Args:
+        dev: the device, as the model believes it (type and known state keys).
+        on: True for HassTurnOn, False for HassTurnOff.
+        domain: the domain the sentence or call meant; decides for a device with several settings ("open the
+            door": its ``open``, not its lock). None when it said none.
+
+    Examples:
+        >>> switch_change(Dev("d", "Front door", "lock", "hall"), True)
+        Change(device='d', attribute='locked', value=True)
+    """
+    state, kind = dev.state, dev.type
+    if domain in ("cover", "valve") and ("open" in state or "position" in state):
+        return Change(dev.id, "position" if "position" in state else "open", (100 if on else 0) if "position" in state
+                      else on)
+    if kind == "lock" or "locked" in state:
+        return Change(dev.id, "locked", on)
+    if kind in ("blinds", "cover") or "position" in state:
+        return Change(dev.id, "position", 100 if on else 0)
+    if kind in ("door", "window", "valve") or "open" in state:
+        return Change(dev.id, "open", on)
+    if kind == "vacuum":
+        return Change(dev.id, "status", "cleaning" if on else "returning")
+    if kind == "thermostat" and "on" not in state:
+        return Change(dev.id, "mode", "heat" if on else "off")
+    if kind == "alarm" or "armed" in state:
+        return Change(dev.id, "armed", on)
+    if kind in ("light", "") or "on" in state or kind in ("switch", "fan", "tv", "speaker", "media_player",
+                                                           "kettle", "hvac", "heater", "oven", "stove"):
+        return Change(dev.id, "on", on)
+    return None
+
+
+def _number(value: Any) -> Any:
+    number = float(value)
+    return int(number) if number.is_integer() else number
+
+
+def _changes(intent: str, result: Any, devices: list[Dev]) -> list[Change] | None:
+    """The settings an intent asks of these devices; None when one of them cannot do it."""
+    changes: list[Change] = []
+    for d in devices:
+        keys = set(d.state) | set(_KEYS.get(d.type, ()))
+        if intent in ("HassTurnOn", "HassTurnOff"):
+            found = switch_change(d, intent == "HassTurnOn", _value(result, "domain"))
+            found_list = [found] if found else []
+        elif intent == "HassLightSet" and _value(result, "brightness") is not None and "brightness" in keys:
+            found_list = ([Change(d.id, "on", True)] if d.state.get("on") is not True else []) + [
+                Change(d.id, "brightness", _number(_value(result, "brightness")))]
+        elif intent == "HassSetPosition" and _value(result, "position") is not None:
+            pos = _number(_value(result, "position"))
+            found_list = ([Change(d.id, "position", pos)] if "position" in keys or d.type in ("blinds", "cover")
+                          else [Change(d.id, "open", pos > 0)] if "open" in keys else [])
+        elif intent == "HassClimateSetTemperature" and "target" in keys:
+            found_list = [Change(d.id, "target", _number(_value(result, "temperature")))]
+        elif intent == "HassSetVolume" and "volume" in keys:
+            found_list = [Change(d.id, "volume", _number(_value(result, "volume_level")))]
+        elif intent in ("HassMediaPause", "HassMediaUnpause") and "playing" in keys:
+            found_list = [Change(d.id, "playing", intent == "HassMediaUnpause")]
+        elif intent in ("HassMediaPlayerMute", "HassMediaPlayerUnmute") and "muted" in keys:
+            found_list = [Change(d.id, "muted", intent == "HassMediaPlayerMute")]
+        elif intent == "HassFanSetSpeed" and _value(result, "percentage") is not None and keys & {"percentage",
+                                                                                                   "speed"}:
+            pct = _number(_value(result, "percentage"))
+            found_list = [Change(d.id, "percentage", pct) if "percentage" in keys
+                          else Change(d.id, "speed", int(round(pct * 3 / 100)))]
+        elif intent in ("HassVacuumStart", "HassVacuumReturnToBase") and d.type == "vacuum":
+            found_list = [Change(d.id, "status", "cleaning" if intent == "HassVacuumStart" else "returning")]
+        elif intent == "HassListAddItem" and d.type == "todo" and _value(result, "item"):
+            found_list = [Change(d.id, "items", {"add": str(_value(result, "item")).strip()})]
+        else:
+            found_list = []
+        if not found_list:
+            return None
+        changes += found_list
+    return changes
+
+
+# Settings a type has even when the knowledge does not show its state (an overview, Home Assistant's static context)
+_KEYS = {"light": ("on", "brightness"), "thermostat": ("target", "mode"), "hvac": ("on", "target", "mode"),
+         "heater": ("on", "target"), "media_player": ("on", "playing", "volume", "muted"), "tv": ("on", "volume"),
+         "speaker": ("on", "volume"), "fan": ("on", "speed"), "cover": ("position",), "blinds": ("position",)}
+
+
+def recognise_intent(b: Beliefs) -> Goal | None:
+    """The goal hassil recognizes in the instruction, or None to leave it to the rules.
+
+    Args:
+        b: what the model read from the request. An instruction already being clarified (the user answered a
+            question) is left to the rules, which read the answers.
+
+    Examples:
+        >>> from lares_kit.models.offline.reading import Room
+        >>> rooms = {"kitchen": Room("kitchen", "Kitchen"), "hall": Room("hall", "Hall")}
+        >>> devices = {"k": Dev("k", "Light", "light", "kitchen", state={"on": False}),
+        ...            "h": Dev("h", "Light", "light", "hall", state={"on": True})}
+        >>> recognise_intent(Beliefs("turn off all the lights", "latest", rooms, devices, None, {}, [])).changes
+        [Change(device='k', attribute='on', value=False), Change(device='h', attribute='on', value=False)]
+        >>> recognise_intent(Beliefs("turn on the light", "latest", rooms, devices, None, {}, [])).question
+        'Which one do you mean: the light in the Kitchen or the light in the Hall?'
+        >>> recognise_intent(Beliefs("find my dog", "latest", rooms, devices, None, {}, [])) is None
+        True
+    """
+    if b.answers:
+        return None
+    found = recognize(b)
+    if found is None:
+        return None
+    result, names = found
+    intent = result.intent.name
+    if intent not in _SETTERS | _READERS:
+        return None  # timers, weather, the date, broadcasts...: the rules say what the home cannot do
+    if intent in _READERS:
+        if b.language == "en":
+            return None
+        devices = _targets(b, result, names)
+        return Goal("question", message=state_reply(b, result, devices))
+    devices = _targets(b, result, names)
+    if not devices:
+        return Goal("refuse", message=error_reply(b, result)) if b.language != "en" else None
+    plural = b.language != "en" or _PLURAL.search(words_of(b.instruction)) is not None
+    if len(devices) > 1 and not plural and _value(result, "name") is None and _value(result, "area") is None:
+        plural = _value(result, "domain") is not None and _value(result, "floor") is not None
+    if not plural and (name := _value(result, "name")) is not None:
+        # "the lamp": the floor lamp's alias, but three devices are lamps
+        devices = _also_called(b, str(name), devices, _value(result, "area"))
+    if len(devices) > 1 and not plural:
+        return Goal("clarify", question=which_one(b, devices))
+    changes = _changes(intent, result, devices)
+    if changes is None:
+        return None  # a device that cannot do it: the rules name its settings, or what is missing
+    return Goal("control", changes=changes, reply=intent_reply(b, result, devices))

@@ -1,0 +1,53 @@
+"""One request read in either tool dialect: the Lares knowledge and tools, or Home Assistant's.
+
+Part of the offline model (see :mod:`lares_kit.models.offline` for the
+prompt contract). :func:`read` is what every reply starts with: the request
+as :class:`~.reading.Beliefs`. A prompt with Home Assistant's static
+context (and its intent calls in the history) is read by
+:mod:`.ha_reading` into the same beliefs a Lares prompt gives, so the planner
+never needs to know which dialect it is in.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .ha_reading import STATIC_TAG, read_static_context, translate_calls
+from .reading import Beliefs, Call, apply_facts, read_request, text_of
+
+__all__ = ["read"]
+
+_LANGUAGE = re.compile(r"(?im)^\s*language:\s*([A-Za-z]{2,3}(?:[-_][A-Za-z]{2,4})?)\s*$")
+
+
+def read(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+         calls: list[Call] | None = None, instruction: str | None = None) -> Beliefs:
+    """The request as beliefs, in whichever dialect it is written.
+
+    Args:
+        messages: the request's ``messages``, oldest first.
+        tools: the request's ``tools``.
+        calls: the tool calls so far, oldest first; None reads them from the messages.
+        instruction: the user's instruction; None reads it from the messages.
+
+    Examples:
+        >>> msgs = [{"role": "system", "content": "Static Context: An overview:\\n- names: Lamp\\n  domain: light\\n"
+        ...          "  areas: Den\\n"}, {"role": "user", "content": "turn on the lamp"}]
+        >>> b = read(msgs)
+        >>> b.mode, list(b.devices), b.devices["lamp"].state
+        ('latest', ['lamp'], {})
+    """
+    b = read_request(messages, tools, calls, instruction, facts=False)
+    for m in messages:
+        body = text_of(m.get("content"))
+        if m.get("role") == "system" and STATIC_TAG in body and b.mode == "none":
+            static = read_static_context(body)
+            if static is not None:
+                b.rooms, b.devices = static
+                b.mode, b.robot = "latest", None
+                if said := _LANGUAGE.search(body):
+                    b.language = said.group(1)
+    translate_calls(b)
+    apply_facts(b)
+    return b
