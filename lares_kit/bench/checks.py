@@ -25,6 +25,10 @@ forbidden      no tool call matches a forbidden tool and argument patterns
 remembers      a stored preference of the user matches each pattern (memory)
 fires          exactly N actions fired after the events, none before the first
                event, and the episode itself did not do the expected changes
+ha_state       (Home Assistant tasks) the whole home, read as HA reports it, is
+               its start plus the expected changes; any other change is
+               collateral damage (:mod:`lares_kit.bench.ha_diff`)
+ha_response    (Home Assistant tasks) the final message holds every word
 =============  ===============================================================
 
 Text patterns (mentions, not_claims, must_ask, must_not_ask, remembers and
@@ -46,11 +50,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..home import Home
+from .ha_diff import missing_words, state_diff
 from .patterns import text_regex, widen_numbers
 from .scene import Scene, fill
 from .tasks import Expect
 
-__all__ = ["CHECKS", "FINISHED", "CheckResult", "Outcome", "failed", "run_checks"]
+__all__ = ["CHECKS", "FINISHED", "HA_CHECKS", "CheckResult", "Outcome", "failed", "run_checks"]
 
 # Episode statuses that mean "the agent stopped on purpose" (lares_kit.episode).
 FINISHED = frozenset({"done"})
@@ -63,6 +68,7 @@ class CheckResult:
     kind: str
     passed: bool
     reason: str
+    collateral: list[str] = field(default_factory=list)  # ha_state: entity ids changed without being asked
 
 
 @dataclass
@@ -321,14 +327,35 @@ CHECKS: dict[str, tuple[Callable[[Expect], bool], Callable[[Expect, Outcome], Ch
 }
 
 
+def check_ha_state(expect: Expect, o: Outcome) -> CheckResult:
+    diff = state_diff(expect.ha, o.start, o.home)
+    return CheckResult("ha_state", diff.ok, diff.reason(len(expect.ha.changes)), list(diff.collateral))
+
+
+def check_ha_response(expect: Expect, o: Outcome) -> CheckResult:
+    missing = missing_words(expect.ha.response, o.final_message)
+    if missing:
+        return CheckResult("ha_response", False, f"The final message {o.final_message!r} does not contain: "
+                           + ", ".join(missing) + ".")
+    return CheckResult("ha_response", True, "The final message contains " + ", ".join(expect.ha.response) + ".")
+
+
+# The checks of tasks imported from Home Assistant's datasets (lares_kit.bench.ha_dataset), after the others:
+# the whole-home state diff, collateral damage included, and the words HA's reply must hold.
+HA_CHECKS: dict[str, tuple[Callable[[Expect], bool], Callable[[Expect, Outcome], CheckResult]]] = {
+    "ha_state": (lambda e: e.ha is not None, check_ha_state),
+    "ha_response": (lambda e: e.ha is not None and bool(e.ha.response), check_ha_response),
+}
+
+
 def run_checks(expect: Expect, outcome: Outcome, kinds: tuple[str, ...] | None = None) -> list[CheckResult]:
     """Every check the ``expect`` block switches on (or only ``kinds``), in table order.
 
     Args:
         expect: The task's ``expect`` block: which checks it switches on, and what they compare with.
         outcome: What the episode left: the home, the status, the final message, the questions asked...
-        kinds: Run only these kinds of check (names in :data:`CHECKS`, e.g. ``("states", "seen")``); None: every one
-            switched on.
+        kinds: Run only these kinds of check (names in :data:`CHECKS` or :data:`HA_CHECKS`, e.g. ``("states",
+            "seen")``); None: every one switched on.
 
     Examples:
         >>> from lares_kit.bench.tasks import load_suite
@@ -340,7 +367,7 @@ def run_checks(expect: Expect, outcome: Outcome, kinds: tuple[str, ...] | None =
         >>> [(r.kind, r.passed) for r in run_checks(task.expect, lazy)]
         [('finished', True), ('states', False), ('unchanged', True), ('must_not_ask', True)]
     """
-    return [check(expect, outcome) for kind, (on, check) in CHECKS.items()
+    return [check(expect, outcome) for kind, (on, check) in (CHECKS | HA_CHECKS).items()
             if on(expect) and (kinds is None or kind in kinds)]
 
 

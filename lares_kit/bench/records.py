@@ -27,8 +27,8 @@ from ..datafiles import parse_json, path_kind, read_text_file
 from ..episode import Episode
 from ..errors import DataFileError, LaresError, LaresWarning, brief, clip
 
-__all__ = ["RECORD_TYPES", "STALE_TMP_SECONDS", "clean_temporary", "filesystem_now", "load_episode", "load_records",
-           "prepare_runs", "read_record", "record_problem", "saved_record", "warn_unusable"]
+__all__ = ["OPTIONAL_TYPES", "RECORD_TYPES", "STALE_TMP_SECONDS", "clean_temporary", "filesystem_now", "load_episode",
+           "load_records", "prepare_runs", "read_record", "record_problem", "saved_record", "warn_unusable"]
 
 # The kind of value each key of a record holds; record_problem checks them all. A record may hold more keys.
 RECORD_TYPES: dict[str, tuple[type, ...]] = {
@@ -37,6 +37,9 @@ RECORD_TYPES: dict[str, tuple[type, ...]] = {
     "completion_tokens": (int,), "seconds": (int, float), "error": (str, type(None)), "seed": (int,),
     "knowledge": (str,), "fingerprint": (str,), "checks": (list,), "episode": (dict, type(None)),
 }
+# Keys only some records hold, checked when there: a Home Assistant task's collateral damage (entity ids),
+# the tool dialect of a run that did not offer Lares's own tools.
+OPTIONAL_TYPES: dict[str, tuple[type, ...]] = {"collateral": (list,), "tool_set": (str,)}
 STALE_TMP_SECONDS = 60  # a temporary record this old was left by a stopped run (a write takes milliseconds)
 WARN_AT_MOST = 10  # unusable records warned about one by one; the rest in one line
 
@@ -66,13 +69,18 @@ def record_problem(record: Any, identity: dict[str, Any] | None = None) -> str |
         if (isinstance(value, (int, float)) and not isinstance(value, bool)
                 and not (math.isfinite(value) and value >= 0)):
             return f"{key!r} holds {brief(value)}, not a count"
+    for key, kinds in OPTIONAL_TYPES.items():
+        if key in record and not isinstance(record[key], kinds):
+            return f"{key!r} holds {_a(record[key])}, {brief(record[key])}"
+    if not all(isinstance(e, str) for e in record.get("collateral", [])):
+        return "'collateral' holds something other than entity ids"
     for n, check in enumerate(record["checks"]):
         if not (isinstance(check, dict) and isinstance(check.get("kind"), str) and isinstance(check.get("passed"), bool)
                 and isinstance(check.get("reason", ""), str)):
             return f"checks[{n}] is not a check verdict ({{kind, passed, reason}})"
     for key, value in (identity or {}).items():
-        if record[key] != value:
-            return f"it is the record of another episode ({key} {brief(record[key])}, not {brief(value)})"
+        if record.get(key) != value:
+            return f"it is the record of another episode ({key} {brief(record.get(key))}, not {brief(value)})"
     if record["episode"] is None:
         return None if record["error"] else "it has neither an episode nor an error"
     try:

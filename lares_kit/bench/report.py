@@ -14,7 +14,9 @@ What the columns mean:
   already knew where the cat is);
 * ``llm calls``, ``prompt tok``, ``compl tok``, ``seconds`` -- means per episode;
 * ``tok/solved`` (overall rows) -- all tokens spent, solved or not, divided by
-  the episodes solved: the price of one success.
+  the episodes solved: the price of one success;
+* ``collateral`` (only for Home Assistant's tasks, :mod:`lares_kit.bench.ha_dataset`) --
+  episodes that changed a device nobody asked about.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ def _row(records: list[dict[str, Any]]) -> dict[str, Any]:
         "seconds": round(mean(r["seconds"] for r in records), 3),
         "tokens_per_solved": round(tokens / len(solved), 1) if solved else None,
         "errors": sum(1 for r in records if r.get("error")),
+        # only where Home Assistant's state diff judged: the other suites' summaries stay as they were
+        **({"collateral": sum(1 for r in records if r.get("collateral"))} if any("collateral" in r for r in records)
+           else {}),
     }
 
 
@@ -128,6 +133,8 @@ def format_table(summary: dict[str, Any]) -> str:
         lines += ["  " + _cells(row) for row in rows]
         note = (f"   {total['tokens_per_solved']:,.0f} tokens per solved task"
                 if total["tokens_per_solved"] is not None else "   nothing solved")
+        if "collateral" in total:
+            note += f"; {total['collateral']} with collateral damage"
         lines.append("  " + _cells({**total, "category": "all"}) + note)
     return "\n".join(lines)
 

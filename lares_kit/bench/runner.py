@@ -11,7 +11,10 @@ works in-process, so for it one thread is as fast as eight.
 Each finished episode is written to ``<runs>/<agent>/<model>/<task>-s<seed>-<knowledge>.json``
 at once: a record with the contract's result keys, the check verdicts and
 the whole Episode (``Episode.from_dict(record["episode"])`` replays it in a
-widget). Running again with the same ``runs`` folder skips the episodes
+widget). A run offering Home Assistant's tools (``tool_set="ha"``) adds ``-ha``
+to the name and ``tool_set`` to the record; a task imported from Home
+Assistant's datasets (:mod:`lares_kit.bench.ha_dataset`) brings its own home,
+and its record and result name its ``collateral`` damage. Running again with the same ``runs`` folder skips the episodes
 already there, unless their task changed since (its fingerprint) or the episode
 ended in an error (the model unreachable, a 500 after the retries): a resumed
 run re-runs only what failed. Records are written atomically
@@ -44,9 +47,9 @@ from ..errors import LaresWarning
 from ..home import Home
 from ..monitor import Monitor
 from ..safety_audit import unsafe_actions
-from ..worlds import load_world
 from .checks import Outcome, run_checks
 from .events import play_events
+from .ha_dataset import ha_oracle_steps
 from .oracle import oracle_steps
 from .records import (
     clean_temporary,
@@ -59,7 +62,7 @@ from .records import (
     warn_unusable,
 )
 from .scene import set_stage
-from .tasks import Task
+from .tasks import Task, task_home
 
 __all__ = [
     "DEFAULT_AGENTS",
@@ -89,11 +92,13 @@ class Job:
     model: str
     seed: int = 0
     knowledge: str = "latest"
+    tool_set: str = "lares"  # the tools offered: Lares's own, or "ha" (Home Assistant's LLM API)
 
     def path(self, runs: Path) -> Path:
         """Where this episode's record is saved under the runs folder."""
         model = re.sub(r"[^A-Za-z0-9._-]+", "_", self.model)  # "org/model:tag" -> a safe folder name
-        return runs / self.agent / model / f"{self.task.id}-s{self.seed}-{self.knowledge}.json"
+        tools = "" if self.tool_set == "lares" else "-" + re.sub(r"[^A-Za-z0-9._-]+", "_", self.tool_set)
+        return runs / self.agent / model / f"{self.task.id}-s{self.seed}-{self.knowledge}{tools}.json"
 
 
 @dataclass
@@ -111,8 +116,9 @@ class BenchRun:
 
     @property
     def results(self) -> list[dict[str, Any]]:
-        """The contract's result objects: exactly :data:`RESULT_KEYS`."""
-        return [{k: r[k] for k in RESULT_KEYS} for r in self.records]
+        """The contract's result objects: :data:`RESULT_KEYS`, and ``collateral`` for a Home Assistant task."""
+        return [{k: r[k] for k in RESULT_KEYS} | ({"collateral": r["collateral"]} if "collateral" in r else {})
+                for r in self.records]
 
     def to_json(self) -> dict[str, Any]:
         """``{"results": [...], "summary": {...}}`` as ``lares bench --json`` writes it."""
@@ -146,6 +152,7 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
     Examples:
         >>> from lares_kit.bench.tasks import load_suite
         >>> task = next(t for t in load_suite("lares-home") if t.id == "lh-kitchen-on")
+        >>> from lares_kit import load_world
         >>> rec = run_job(Job(task, "intent-action", "offline"), load_world("lares-home"), None, oracle=2)
         >>> rec["success"], rec["steps"], rec["oracle_steps"], rec["error"]
         (True, 2, 2, None)
@@ -160,6 +167,10 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
                               "error": None, "seed": job.seed, "knowledge": job.knowledge,
                               "fingerprint": task.fingerprint(), "status": "", "checks": [], "unsafe": [],
                               "episode": None}
+    if job.tool_set != "lares":
+        record["tool_set"] = job.tool_set
+    if task.expect.ha is not None:  # Home Assistant's judgement: the entities changed without being asked
+        record["collateral"] = []
     start = time.perf_counter()
     # Persistent-command tasks: a poller the agent may register conditions with, played after the episode.
     monitor = Monitor(scene.home, isolation="inline") if task.events else None
@@ -168,10 +179,12 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
         # The bench's knowledge mode is for the designs that put the home in their prompt; one that takes
         # another (sage reads the home through its tools) runs with its own, and the record keeps the bench's.
         knowledge = job.knowledge if job.knowledge in get_agent(job.agent).knowledge else None
+        # the keyword only for another dialect: run_agent takes it where the HA tool dialect is there
+        dialect = {"tool_set": job.tool_set} if job.tool_set != "lares" else {}
         # The speaker (task.setup.user) is in scene.home.extra["user"] and scene.memory's user.
         episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
                             knowledge=knowledge, user=scene.user, max_steps=task.max_steps,
-                            memory=scene.memory, monitor=monitor, source=task.setup.source)
+                            memory=scene.memory, monitor=monitor, source=task.setup.source, **dialect)
         if monitor is not None:
             log = play_events(task.events, scene.home, monitor)
     except Exception as exc:  # noqa: BLE001 -- a broken agent or client must not stop the other episodes
@@ -203,6 +216,8 @@ def run_job(job: Job, world: Home, client: Any, oracle: int) -> dict[str, Any]:
                   seconds=round(episode.seconds, 3), error=episode.error or None, status=episode.status,
                   checks=[{"kind": c.kind, "passed": c.passed, "reason": c.reason} for c in checks], unsafe=unsafe,
                   episode=episode.to_dict())
+    if "collateral" in record:
+        record["collateral"] = sorted({e for c in checks for e in c.collateral})
     return record
 
 
@@ -224,12 +239,19 @@ def _saved(job: Job, runs: Path | None, notes: list[str]) -> dict[str, Any] | No
 
 def _identity(job: Job) -> dict[str, Any]:
     # What a record of this job must say about itself
-    return {"task": job.task.id, "agent": job.agent, "model": job.model, "seed": job.seed, "knowledge": job.knowledge}
+    tools = {"tool_set": job.tool_set} if job.tool_set != "lares" else {}
+    return {"task": job.task.id, "agent": job.agent, "model": job.model, "seed": job.seed, "knowledge": job.knowledge,
+            **tools}
+
+
+def _world_key(task: Task) -> Any:
+    # Tasks of the same world share one loaded home: a world file by its id, a world a task brings by its data
+    return task.world if task.world_data is None else (task.world, id(task.world_data))
 
 
 def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_AGENTS,
               models: list[str] | None = None, seeds: int = 1, concurrency: int = 1, runs: str | Path | None = None,
-              knowledge: str = "latest", clients: dict[str, Any] | None = None) -> BenchRun:
+              knowledge: str = "latest", clients: dict[str, Any] | None = None, tool_set: str = "lares") -> BenchRun:
     """Run every task with every agent, model and seed; return the records and their summary.
 
     Args:
@@ -243,6 +265,8 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
             memory only.
         knowledge: The knowledge mode for the designs that take it; one that does not (sage) runs with its own.
         clients: Model name -> ready client; a model not in it gets ``make_client(model)``, shared by the threads.
+        tool_set: The tools the agents are offered: ``"lares"`` (Lares's own) or ``"ha"`` (Home Assistant's LLM API,
+            as ``run_agent(..., tool_set=...)`` takes it); another than ``"lares"`` is kept in each record.
 
     Examples:
         >>> from lares_kit.bench.tasks import load_suite
@@ -260,7 +284,7 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
         if model not in clients:
             clients[model] = make_client(model)  # a remote model without a key fails here, before any work
     runs = Path(runs) if runs is not None else None
-    jobs = [Job(task, agent, model, seed, knowledge) for agent in agents for model in models
+    jobs = [Job(task, agent, model, seed, knowledge, tool_set) for agent in agents for model in models
             for task in tasks for seed in range(seeds)]
     notes: list[str] = []
     if runs is not None:
@@ -268,10 +292,10 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
         removed = clean_temporary({job.path(runs).parent for job in jobs})
         if removed:
             notes.append(f"removed {removed} temporary file(s) a stopped run left in {runs}")
-    worlds = {w: load_world(w) for w in dict.fromkeys(t.world for t in tasks)}
+    worlds = {_world_key(t): task_home(t) for t in {_world_key(t): t for t in tasks}.values()}
     # The oracle depends on the seed only when the task shuffles its items.
-    oracles = {(t.id, s): oracle_steps(t, worlds[t.world], s) for t in tasks
-               for s in (range(seeds) if t.setup.shuffle else [0])}
+    oracles = {(t.id, s): (ha_oracle_steps if t.expect.ha is not None else oracle_steps)(t, worlds[_world_key(t)], s)
+               for t in tasks for s in (range(seeds) if t.setup.shuffle else [0])}
 
     unusable: list[str] = []
     records: list[dict[str, Any] | None] = [_saved(job, runs, unusable) for job in jobs]
@@ -285,8 +309,8 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
     start = time.perf_counter()
     with _progress(len(jobs)) as bar, ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         bar.update(resumed)
-        futures = {pool.submit(run_job, jobs[i], worlds[jobs[i].task.world], clients[jobs[i].model], oracle_of[i]): i
-                   for i in todo}
+        futures = {pool.submit(run_job, jobs[i], worlds[_world_key(jobs[i].task)], clients[jobs[i].model],
+                               oracle_of[i]): i for i in todo}
         for future in as_completed(futures):
             i = futures[future]
             records[i] = future.result()

@@ -7,12 +7,16 @@ checks its episode must pass. A bad file raises :class:`TaskError`, whose
 message names the file, the key path and what was expected -- like
 :class:`~lares_kit.worlds.WorldError` for world files.
 
+A task names its world file (a path may be relative to the suite file), or brings
+its own world (``Task.world_data``, :mod:`lares_kit.bench.ha_dataset`): :func:`task_home`.
+
 This module only reads tasks. Setting up a home for one is
 :mod:`lares_kit.bench.scene`; judging an episode is :mod:`lares_kit.bench.checks`.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import hashlib
 import json
@@ -23,24 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataFileError, brief
+from ..home import Home
 from ..lookup import FileKind, files_by_id, read_by_id_or_path
-from ..worlds import WorldError, load_world
+from ..worlds import WORLD_FILES, WorldError, load_world, parse_world
 from .events import parse_events
+from .ha_diff import HA_KEYS, HAExpect, entity_ids, parse_ha_expect
 from .validate import Validator
 
-__all__ = [
-    "CATEGORIES",
-    "Expect",
-    "Forbidden",
-    "Setup",
-    "Task",
-    "TaskError",
-    "UserScript",
-    "load_suite",
-    "load_tasks",
-    "parse_suite",
-    "suite_paths",
-]
+__all__ = ["CATEGORIES", "Expect", "Forbidden", "Setup", "Task", "TaskError", "UserScript", "load_suite",
+           "load_tasks", "parse_suite", "suite_paths", "task_home"]
 
 # The categories of the home suites, in the order tables list them; the papers' categories follow
 # in the same format.
@@ -110,6 +105,7 @@ class Expect:
     finished: bool = True  # the agent must end the episode itself (halt), not run out of steps
     remembers: list[str] = field(default_factory=list)  # regexes; some stored "key = value" preference must match each
     fires: int | None = None  # persistent commands: exactly this many actions fire, none before the first event
+    ha: HAExpect | None = None  # Home Assistant's judgement (an imported HA task): the whole-home state diff
 
 
 @dataclass
@@ -130,6 +126,8 @@ class Task:
     # What happens after the episode on the poller's clock (lares_kit.bench.events.Event), oldest first.
     events: list[Any] = field(default_factory=list)
     held_out: bool = False  # written after the agents were tuned, and never tuned against
+    # The world itself (a world file's data), for a task that brings its own home; None: the world file `world` names
+    world_data: dict[str, Any] | None = None
 
     def fingerprint(self) -> str:
         """A short hash of the definition: a saved episode of a changed task is stale.
@@ -142,11 +140,13 @@ class Task:
         data = {k: v for k, v in asdict(self).items() if k not in ("notes", "source")}
         if data["setup"].get("source") is None:  # added later: older tasks keep their fingerprints
             data["setup"].pop("source", None)
-        for key, empty in (("events", []), ("held_out", False)):  # added later: older tasks keep their fingerprints
+        # added later: older tasks keep their fingerprints
+        for key, empty in (("events", []), ("held_out", False), ("world_data", None)):
             if data[key] == empty:
                 data.pop(key)
-        if data["expect"].get("fires") is None:
-            data["expect"].pop("fires", None)
+        for key in ("fires", "ha"):
+            if data["expect"].get(key) is None:
+                data["expect"].pop(key, None)
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
@@ -215,7 +215,7 @@ TASK_KEYS = {"id", "world", "category", "instruction", "setup", "user", "expect"
 SETUP_KEYS = {"shuffle", "placements", "states", "robot", "time_of_day", "user", "memory", "source"}
 USER_KEYS = {"answers", "otherwise"}
 EXPECT_KEYS = {"states", "allow_changes", "unchanged", "lit", "seen", "robot", "mentions", "not_claims",
-               "must_ask", "must_not_ask", "forbidden", "finished", "remembers", "fires"}
+               "must_ask", "must_not_ask", "forbidden", "finished", "remembers", "fires", "ha"}
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 
 
@@ -250,7 +250,7 @@ def parse_suite(data: Any, source: str = "<suite>", suite: str = "suite") -> lis
     _unknown_keys(v, top, SUITE_KEYS, "")
     suite = v.text(top, "suite", "", default=suite)
     default_world = top.get("world")
-    tasks, ids = [], set()
+    tasks, ids, beside = [], set(), {}
     for n, raw in enumerate(v.list(top.get("tasks"), "tasks")):
         key = f"tasks[{n}]"
         entry = v.mapping(raw, key)
@@ -262,13 +262,15 @@ def parse_suite(data: Any, source: str = "<suite>", suite: str = "suite") -> lis
         ids.add(task_id)
         world_id = v.text(entry, "world", key, default=default_world)
         try:
-            home = load_world(world_id)
+            home, world_data = _world(world_id, source, beside)
         except WorldError as exc:
             raise TaskError(source, f"{key}.world", f"cannot load world {brief(world_id)}: {exc}") from None
         v.home = home
         category = v.text(entry, "category", key)
-        v.expect(category in CATEGORIES, f"{key}.category", f"unknown category {brief(category)}; "
-                 f"categories are: {', '.join(CATEGORIES)}")
+        # a task Home Assistant's state diff judges keeps its dataset's own category ("light", "media-player")
+        ha = isinstance(entry.get("expect"), dict) and "ha" in entry["expect"]
+        v.expect(category in CATEGORIES or (ha and bool(ID_PATTERN.match(category))), f"{key}.category",
+                 f"unknown category {brief(category)}; categories are: {', '.join(CATEGORIES)}")
         instruction = v.text(entry, "instruction", key)
         v.expect(bool(instruction.strip()), f"{key}.instruction", "expected a non-empty instruction")
         setup = _setup(v, entry.get("setup", {}), f"{key}.setup")
@@ -276,16 +278,45 @@ def parse_suite(data: Any, source: str = "<suite>", suite: str = "suite") -> lis
         v.expect(max_steps is None or (isinstance(max_steps, int) and not isinstance(max_steps, bool)
                                        and max_steps > 0), f"{key}.max_steps", "expected a positive whole number")
         v.context = {"time_of_day": setup.time_of_day is not None, "user": setup.user is not None}
-        tasks.append(Task(task_id, suite, world_id, category, instruction, setup,
+        tasks.append(Task(task_id, suite, home.id if world_data else world_id, category, instruction, setup,
                           _user(v, entry.get("user", {}), f"{key}.user"),
                           _expect(v, entry.get("expect", {}), f"{key}.expect"),
                           max_steps, v.text(entry, "notes", key, default=""), source,
-                          parse_events(v, entry.get("events"), f"{key}.events"), entry.get("held_out", False)))
+                          parse_events(v, entry.get("events"), f"{key}.events"), entry.get("held_out", False),
+                          world_data))
         v.expect(isinstance(tasks[-1].held_out, bool), f"{key}.held_out", "expected true or false")
         v.expect(tasks[-1].expect.fires is None or bool(tasks[-1].events), f"{key}.expect.fires",
                  "a fires check needs events: after the episode, something must happen")
     v.expect(len(tasks) > 0, "tasks", "expected at least one task")
     return tasks
+
+
+def _world(world_id: str, source: str, beside: dict[Path, tuple[Home, dict]]) -> tuple[Home, dict[str, Any] | None]:
+    # A world file by a path relative to the suite file (as import_ha writes them) is read once and carried by its
+    # tasks (Task.world_data); anything else is an id or a path load_world finds, as always.
+    path = Path(source).parent / world_id
+    if world_id.endswith((".yaml", ".yml")) and not Path(world_id).is_absolute() and Path(source).is_file() \
+            and path.is_file():
+        if path not in beside:
+            data = read_by_id_or_path(path, WORLD_FILES)[1]
+            beside[path] = (parse_world(data, str(path)), data)
+        return beside[path]
+    return load_world(world_id), None
+
+
+def task_home(task: Task) -> Home:
+    """The home a task runs in, freshly loaded: the world it brings along, or the world file it names.
+
+    Args:
+        task: A task; its ``world_data`` when it brings its own world, else its ``world`` id or path.
+
+    Examples:
+        >>> task_home(load_suite("lares-home")[0]).id
+        'lares-home'
+    """
+    if task.world_data is not None:  # a copy: what an episode does to its home never reaches the task's definition
+        return parse_world(copy.deepcopy(task.world_data), source=task.source or task.world)
+    return load_world(task.world)
 
 
 def _setup(v: Validator, raw: Any, key: str) -> Setup:
@@ -369,6 +400,10 @@ def _expect(v: Validator, raw: Any, key: str) -> Expect:
     v.expect(fires is None or (isinstance(fires, int) and not isinstance(fires, bool) and fires >= 0), f"{key}.fires",
              "expected how many times the action fires (a whole number)")
     out.fires = fires
+    if "ha" in entry:  # Home Assistant's judgement, in its own names (lares_kit.bench.ha_diff)
+        ha = v.mapping(entry["ha"], f"{key}.ha")
+        _unknown_keys(v, ha, set(HA_KEYS), f"{key}.ha")
+        out.ha = parse_ha_expect(v, ha, f"{key}.ha", set(entity_ids(v.home).values()))
     out.remembers = [v.regex(p, f"{key}.remembers[{n}]") for n, p in enumerate(v.list(entry.get("remembers", []),
                                                                                         f"{key}.remembers"))]
     for flag in ("unchanged", "finished"):

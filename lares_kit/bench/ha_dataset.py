@@ -1,0 +1,290 @@
+"""Home Assistant's evaluation datasets as lares_kit suites: each home a world, each sentence a task.
+
+Taught in ``notebooks/17_home_assistant.ipynb``; the format and the commands are in
+``docs/ha_datasets.md``. The ``home-assistant-datasets`` project's "assist" format: a **home** is
+a folder with a ``_fixtures.yaml`` (its areas, devices and entities; :mod:`lares_kit.bench.ha_fixtures`
+makes it a world) and task files ``*.yaml``, each with a ``category`` and ``tests``::
+
+    category: lights
+    tests:
+      - sentences: [turn on the desk lamp, desk lamp on please]
+        setup: {light.desk_lamp: {state: "off"}}
+        expect_changes: {light.desk_lamp: {state: "on"}}
+        ignore_changes: {light.desk_lamp: [brightness]}
+        expect_response: [on]          # or a string
+
+A **dataset** is a folder of homes (at any depth) beside a ``dataset_card.yaml`` (whose ``name``
+names the suite). Every sentence is one :class:`~lares_kit.bench.tasks.Task` that carries its home
+(``Task.world_data``: no file under ``worlds/`` is written or needed). Its set-up is HA's ``setup``
+in lares_kit's terms; its checks are Home Assistant's (:mod:`lares_kit.bench.ha_diff`): the
+whole-home state diff, in which any change not asked for fails the task and is named as collateral
+damage in the record, and the words of ``expect_response``. The simulated user gives no answers: HA's
+harness has one turn.
+
+:func:`load_ha_dataset` reads a home or a dataset; :func:`import_ha` writes it as world files and a
+suite file that ``lares bench --suite`` runs; :func:`ha_oracle_steps` is the oracle's count for such
+a task (the fewest Lares tool calls, by the usual search, where lares_kit's tools can make the change).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..datafiles import path_kind, read_data_file
+from ..devices import attributes_of
+from ..errors import brief
+from ..home import Home
+from ..worlds import WorldError, parse_world
+from .ha_diff import HA_KEYS, entity_change, entity_ids, ha_update, parse_ha_expect
+from .ha_fixtures import HADatasetError, fixtures_world, ha_attributes, slug
+from .oracle import OracleError, oracle_steps
+from .scene import set_stage
+from .tasks import ID_PATTERN, Expect, Setup, Task, UserScript, load_suite
+from .validate import Validator
+
+__all__ = ["CARD", "FIXTURES", "HADataset", "HADatasetError", "ha_oracle_steps", "import_ha", "load_ha_dataset"]
+
+FIXTURES = "_fixtures.yaml"
+CARD = "dataset_card.yaml"
+TEST_KEYS = {"sentences", "setup", *HA_KEYS}
+ID_AT_MOST = 90  # characters of a task id; a longer sentence is cut and a short hash of it added
+
+
+class HADataset(NamedTuple):
+    """A home or a dataset, read: its worlds by id and its tasks, in file order."""
+
+    worlds: dict[str, Home]
+    tasks: list[Task]
+
+
+def _homes(root: Path) -> tuple[str, list[Path]]:
+    # (the suite's name, the home folders): DIR itself, or every folder with a _fixtures.yaml under it
+    kind = path_kind(root)
+    if kind != "folder":
+        what = {"missing": "folder not found", "file": "this is a file"}.get(kind, "not a folder")
+        raise HADatasetError(str(root), "", f"{what}; name a home (a folder with {FIXTURES}) or a dataset (a folder "
+                             "of homes)")
+    if (root / FIXTURES).is_file():
+        return root.resolve().name, [root]
+    homes = sorted(p.parent for p in root.rglob(FIXTURES)
+                   if not any(part.startswith(".") for part in p.relative_to(root).parts))  # not in .git and such
+    if not homes:
+        raise HADatasetError(str(root), "", f"no {FIXTURES} here or in the folders below; name a home (a folder "
+                             f"with {FIXTURES} and task files) or a dataset (a folder of homes beside a {CARD})")
+    name = root.resolve().name
+    if (root / CARD).is_file():
+        card = read_data_file(root / CARD, HADatasetError)
+        if isinstance(card, dict) and isinstance(card.get("name"), str) and card["name"].strip():
+            name = card["name"]
+    return name, homes
+
+
+def load_ha_dataset(path: str | os.PathLike) -> HADataset:
+    """Read a Home Assistant "assist" home or dataset: a world per home, a task per sentence.
+
+    Args:
+        path: A home (a folder with ``_fixtures.yaml`` and task files) or a dataset (a folder of homes,
+            e.g. a clone's ``datasets/assist-mini``).
+
+    Examples:
+        >>> worlds, tasks = load_ha_dataset("tests/fixtures/ha/lares-mini")
+        >>> len(worlds) >= 2, tasks[0].world in worlds, tasks[0].suite
+        (True, True, 'lares-mini')
+        >>> load_ha_dataset("no/such/folder")
+        Traceback (most recent call last):
+        ...
+        lares_kit.bench.ha_fixtures.HADatasetError: no/such/folder: folder not found; name a home ...
+    """
+    _, worlds, _, tasks = _read(Path(path))
+    return HADataset(worlds, tasks)
+
+
+def _read(root: Path) -> tuple[str, dict[str, Home], dict[str, dict[str, Any]], list[Task]]:
+    # (the suite's name, the worlds, their world files' data, the tasks)
+    name, homes = _homes(root)
+    worlds: dict[str, Home] = {}
+    datas: dict[str, dict[str, Any]] = {}
+    tasks: list[Task] = []
+    ids: set[str] = set()
+    for folder in homes:
+        rel = folder.relative_to(root).as_posix() if folder != root else ""
+        world_id = slug(f"{name}-{rel}" if rel else name)
+        while world_id in worlds:
+            world_id += "-x"
+        source = str(folder / FIXTURES)
+        data = fixtures_world(read_data_file(folder / FIXTURES, HADatasetError), source, world_id, rel or name)
+        try:
+            home = parse_world(copy.deepcopy(data), source)  # the tasks keep `data`, which the home never touches
+        except WorldError as exc:  # a language HA knows and lares_kit does not, say
+            raise HADatasetError(source, exc.key_path, f"cannot become a lares_kit world: {exc.message}") from None
+        worlds[world_id], datas[world_id] = home, data
+        for file in sorted(folder.glob("*.yaml")):
+            if not file.name.startswith("_") and file.name != CARD:
+                tasks += _task_file(file, home, data, slug(name), ids)
+    return name, worlds, datas, tasks
+
+
+def _category(v: Validator, top: dict[str, Any]) -> str:
+    raw = top.get("category")
+    if isinstance(raw, list) and raw:  # HA lets a file name several; the first is the one reported
+        raw = raw[0]
+    v.expect(isinstance(raw, str) and bool(ID_PATTERN.match(slug(raw))), "category",
+             f"expected the tests' category, a word such as light or media-player, got {brief(raw)}")
+    return slug(raw)
+
+
+def _task_id(world: str, stem: str, sentence: str, ids: set[str]) -> str:
+    base = slug(f"{world}-{stem}-{sentence}")
+    if len(base) > ID_AT_MOST:
+        base = base[:ID_AT_MOST - 7].rstrip("-") + "-" + hashlib.sha256(sentence.encode()).hexdigest()[:6]
+    found, n = base, 1
+    while found in ids:
+        n += 1
+        found = f"{base}-{n}"
+    ids.add(found)
+    return found
+
+
+def _task_file(path: Path, home: Home, world: dict[str, Any], suite: str, ids: set[str]) -> list[Task]:
+    v = Validator(str(path), HADatasetError, home)
+    top = v.mapping(read_data_file(path, HADatasetError), "")
+    for name in top:
+        v.expect(name in ("category", "tests"), v.key("", name), f"unknown key {brief(name)}; a task file has "
+                 "category and tests")
+    category = _category(v, top)
+    by_entity = {eid: home.devices[dev_id] for dev_id, eid in entity_ids(home).items()}
+    tasks = []
+    for n, raw in enumerate(v.list(top.get("tests"), "tests")):
+        key = f"tests[{n}]"
+        entry = v.mapping(raw, key)
+        for name in entry:
+            v.expect(name in TEST_KEYS, v.key(key, name), f"unknown key {brief(name)}; a test has "
+                     + ", ".join(sorted(TEST_KEYS)))
+        sentences = v.list(entry.get("sentences"), f"{key}.sentences")
+        v.expect(bool(sentences), f"{key}.sentences", "expected at least one sentence")
+        for m, sentence in enumerate(sentences):
+            v.expect(isinstance(sentence, str) and sentence.strip() != "", f"{key}.sentences[{m}]",
+                     f"expected a sentence, got {brief(sentence)}")
+        states = {}
+        for eid, change in v.mapping(entry.get("setup") or {}, f"{key}.setup").items():
+            at = v.key(f"{key}.setup", eid)
+            v.expect(eid in by_entity, at, f"no entity {brief(eid)} in this home's {FIXTURES}")
+            dev, domain = by_entity[eid], eid.split(".", 1)[0]
+            update = ha_update(dev.type, domain, dev.state, _ha_names(domain, entity_change(v, change, at, domain)))
+            states[dev.id] = {k: value for k, value in update.items() if dev.state.get(k) != value}
+        expect = Expect(finished=False, unchanged=False, ha=parse_ha_expect(v, entry, key, set(by_entity)))
+        for eid, change in expect.ha.changes.items():
+            _ha_names(eid.split(".", 1)[0], change)
+        setup = {dev: s for dev, s in states.items() if s}
+        for sentence in sentences:
+            tasks.append(Task(_task_id(home.id, path.stem, sentence, ids), suite, home.id, category, sentence.strip(),
+                              Setup(states={d: dict(s) for d, s in setup.items()}), UserScript(otherwise=None), expect,
+                              notes=f"{path.parent.name}/{path.name}, tests[{n}]", source=str(path), world_data=world))
+    return tasks
+
+
+def _ha_names(domain: str, change: dict[str, Any]) -> dict[str, Any]:
+    # a change's attributes under the names HA reports (synthetic-home's native_value... read too); in place
+    if "attributes" in change:
+        state, change["attributes"] = ha_attributes(domain, change.get("state"), change["attributes"], default=False)
+        if state is not None:
+            change["state"] = state
+    return change
+
+
+def ha_oracle_steps(task: Task, world: Home, seed: int = 0) -> int:
+    """The oracle's count for a Home Assistant task: the fewest Lares tool calls that make its changes, and the reply.
+
+    The expected changes become the usual ``states`` (with ``unchanged``) and the breadth-first
+    oracle (:func:`lares_kit.bench.oracle.oracle_steps`) counts the calls. A change Lares's tools
+    cannot make (a to-do item, an attribute lares_kit does not model) is counted as one call per
+    entity, plus the reply.
+
+    Args:
+        task: A task with ``expect.ha``.
+        world: Its home as loaded; it is copied, never changed.
+        seed: The set-up's seed (only a set-up that shuffles items uses it).
+
+    Examples:
+        >>> data = load_ha_dataset("tests/fixtures/ha/lares-mini")
+        >>> task = next(t for t in data.tasks if t.instruction == "turn on the kitchen light")
+        >>> ha_oracle_steps(task, data.worlds[task.world])
+        2
+    """
+    scene = set_stage(task, world, seed)
+    by_entity = {eid: dev_id for dev_id, eid in entity_ids(scene.home).items()}
+    estimate = len(task.expect.ha.changes) + 1
+    states = {}
+    for eid, change in task.expect.ha.changes.items():
+        dev = scene.home.devices.get(by_entity.get(eid, ""))
+        if dev is None:
+            return estimate
+        start = scene.start[dev.id]
+        wanted = {k: v for k, v in ha_update(dev.type, eid.split(".")[0], start, change).items() if start.get(k) != v}
+        specs = attributes_of(dev.type, dev.capabilities)
+        if any(k not in specs or specs[k].read_only for k in wanted):
+            return estimate
+        if wanted:
+            states[dev.id] = wanted
+    ignored = [by_entity[e] for e in task.expect.ha.ignore if e in by_entity]
+    try:
+        return oracle_steps(replace(task, expect=Expect(states=states, allow_changes=ignored, finished=False)), world,
+                            seed)
+    except OracleError:
+        return estimate
+
+
+def _suite_entry(task: Task, world_file: str) -> dict[str, Any]:
+    ha = task.expect.ha
+    expect: dict[str, Any] = {"finished": False, "unchanged": False, "ha": {"expect_changes": ha.changes}}
+    if ha.ignore:
+        expect["ha"]["ignore_changes"] = ha.ignore
+    if ha.response:
+        expect["ha"]["expect_response"] = ha.response
+    entry: dict[str, Any] = {"id": task.id, "world": world_file, "category": task.category,
+                             "instruction": task.instruction}
+    if task.setup.states:
+        entry["setup"] = {"states": task.setup.states}
+    return {**entry, "user": {"otherwise": None}, "expect": expect, "notes": task.notes}
+
+
+def import_ha(path: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]:
+    """Write a Home Assistant home or dataset as lares_kit world files and one suite file; return their paths.
+
+    The worlds go to ``out_dir/<world>.yaml`` and the suite to ``out_dir/tasks/<dataset>.yaml``, whose
+    tasks name their worlds by a path relative to it: ``lares bench --suite out_dir/tasks/<dataset>.yaml``
+    runs it, and ``LARES_WORLDS=out_dir`` makes the ids known to ``lares run --world``. The suite is
+    read back before this returns, so what is written is known to load.
+
+    Args:
+        path: A home or a dataset, as :func:`load_ha_dataset` reads it.
+        out_dir: The folder to write into (made if missing; files of the same names are replaced).
+
+    Examples:
+        >>> import tempfile
+        >>> written = import_ha("tests/fixtures/ha/lares-mini", tempfile.mkdtemp())
+        >>> [p.parent.name for p in written][-1], written[-1].name
+        ('tasks', 'lares-mini.yaml')
+    """
+    import yaml
+
+    from ..atomic import write_atomic
+
+    name, _, datas, tasks = _read(Path(path))
+    if not tasks:
+        raise HADatasetError(str(path), "", "no task file here holds a test with sentences; nothing to import")
+    out = Path(out_dir)
+    written = [write_atomic(out / f"{world_id}.yaml", yaml.safe_dump(data, sort_keys=False, allow_unicode=True,
+                                                                     width=110)) for world_id, data in datas.items()]
+    suite = {"suite": slug(name), "description": f"Home Assistant's {name}, imported by lares_kit ({len(tasks)} "
+             "sentences; judged by Home Assistant's state diff and response words)",
+             "tasks": [_suite_entry(t, f"../{t.world}.yaml") for t in tasks]}
+    written.append(write_atomic(out / "tasks" / f"{slug(name)}.yaml",
+                                yaml.safe_dump(suite, sort_keys=False, allow_unicode=True, width=110)))
+    load_suite(written[-1])  # what was written loads, or the TaskError says why
+    return written
