@@ -41,13 +41,15 @@ from typing import Any
 
 from ...ha_domains import device_class_of, domain_of
 from ...languages import LanguageError, intents_for
-from .goals import Change, Goal, which_one
+from .goals import WHICH_ONE, Change, Goal, which_one
 from .reading import Beliefs, Dev
 from .responses import error_reply, intent_reply, state_reply
 from .vocabulary import ROOM_SYNONYMS, words_of
 
 __all__ = ["recognise_intent", "recognize", "switch_change"]
 
+# The rules' own clarifying questions: once one is answered, the rules read the instruction with the answer.
+_CLARIFYING = (WHICH_ONE, "Which room do you mean", "What temperature shall I set", "Sorry, I did not understand")
 # Intents that change something, and the intents that read.
 _SETTERS = {"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition", "HassClimateSetTemperature",
             "HassSetVolume", "HassMediaPause", "HassMediaUnpause", "HassMediaPlayerMute", "HassMediaPlayerUnmute",
@@ -88,6 +90,9 @@ def _slot_lists(key: tuple) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]
     domains: dict[str, str] = {}
     for did, name, dtype, room, aliases, has_on in devices:
         said = [name, *aliases]
+        kind = words_of(dtype).split()
+        if kind and words_of(name).split()[-1:] == kind[-1:] and len(words_of(name).split()) > 1:
+            said.append(name.rsplit(None, 1)[0])  # "the front door" for the front door lock
         if room in room_names:  # "Kitchen Light": how people name a device after its room
             said += [f"{room_names[room]} {n}" for n in (name, *aliases)
                      if words_of(room_names[room]) not in words_of(n)]
@@ -131,8 +136,33 @@ def recognize(b: Beliefs) -> tuple[Any, dict[str, tuple[str, ...]]] | None:
     from hassil import recognize_best
 
     lists, names = _slot_lists(_key(b))
-    result = recognize_best(text, intents, slot_lists=lists, language=b.language)
-    return (result, names) if result is not None else None
+    for said in dict.fromkeys([text, _main_clause(text, b.language)]):
+        result = recognize_best(said, intents, slot_lists=lists, language=b.language) if said else None
+        if result is not None:
+            return result, names
+    return None
+
+
+# A trailing clause that only says why ("unlock the door, the plumber is here") may be left out; one that says
+# when, whether or what else may not (those are conditions and further commands, for the rules).
+_REASON = re.compile(r"\s*(?:[,;:]|\s-+\s|\s(?:because|since|as|cause|cos)\s)\s*")
+_KEEPS = re.compile(r"\b(if|unless|when|whenever|whether|depending|until|till|after|before|once|while|then|and|but|"
+                    r"except|only|otherwise|also|too|instead|not|don'?t|no|never|or)\b")
+
+
+def _main_clause(text: str, language: str) -> str:
+    """``text`` without a trailing clause that only gives a reason; "" when there is none to drop (English only).
+
+    Examples:
+        >>> _main_clause("Unlock the front door, the plumber is here.", "en")
+        'Unlock the front door'
+        >>> _main_clause("Turn on the porch light, but only after dark", "en")
+        ''
+    """
+    parts = _REASON.split(text.strip().rstrip(".!"), maxsplit=1)
+    if language != "en" or len(parts) < 2 or not parts[0].strip() or _KEEPS.search(words_of(parts[1])):
+        return ""
+    return parts[0].strip()
 
 
 def _value(result: Any, slot: str) -> Any:
@@ -256,8 +286,8 @@ def recognise_intent(b: Beliefs) -> Goal | None:
     """The goal hassil recognizes in the instruction, or None to leave it to the rules.
 
     Args:
-        b: what the model read from the request. An instruction already being clarified (the user answered a
-            question) is left to the rules, which read the answers.
+        b: what the model read from the request. An instruction the rules asked about (the user answered "which
+            one?") is left to them, as they read the answer.
 
     Examples:
         >>> from lares_kit.models.offline.reading import Room
@@ -271,8 +301,8 @@ def recognise_intent(b: Beliefs) -> Goal | None:
         >>> recognise_intent(Beliefs("find my dog", "latest", rooms, devices, None, {}, [])) is None
         True
     """
-    if b.answers:
-        return None
+    if any(q.startswith(_CLARIFYING) for q, _ in b.answers):
+        return None  # the user answered a question of the rules ("which one?"): they read the answer
     found = recognize(b)
     if found is None:
         return None
