@@ -81,9 +81,9 @@ def device_capabilities(home: Home, device_id: str) -> list[str]:
 
 def _device(home: Home, device_id: str) -> Device:
     dev = home.devices.get(device_id)
-    if dev is not None:
+    if dev is not None and dev.exposed:  # a device not exposed to the assistant is not there for it
         return dev
-    ids = list(home.devices)
+    ids = [d.id for d in home.devices.values() if d.exposed]
     raise ToolError(f"No device has the id {device_id!r}.{did_you_mean(device_id, ids)} "
                     f"{choices('Devices', device_id, ids)}")
 
@@ -158,8 +158,9 @@ def list_devices(home: Home) -> str:
         >>> print(list_devices(load_world("sage-home")).splitlines()[1][:70])
         - tv-credenza: TV in the Living room -- The living-room TV, standing o
     """
-    lines = [f"{len(home.devices)} devices (id: name in room -- where; capabilities):"]
-    return "\n".join(lines + [_summary(home, d) for d in home.devices.values()])
+    shown = [d for d in home.devices.values() if d.exposed]
+    lines = [f"{len(shown)} devices (id: name in room -- where; capabilities):"]
+    return "\n".join(lines + [_summary(home, d) for d in shown])
 
 
 def get_capability_docs(home: Home, device_id: DeviceId, capability: str) -> str:

@@ -25,8 +25,8 @@ __all__ = ["DEVICE_TOOLS", "read_device", "set_device"]
 
 def _device(home: Home, device_id: str):
     dev = home.devices.get(device_id)
-    if dev is None:
-        ids = list(home.devices)
+    if dev is None or not dev.exposed:  # a device not exposed to the assistant is not there for it
+        ids = [d.id for d in home.devices.values() if d.exposed]
         raise ToolError(f"No device found with the ID {device_id!r}.{did_you_mean(device_id, ids)} "
                         f"{choices('Devices', device_id, ids)}")
     return dev

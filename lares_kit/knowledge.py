@@ -126,6 +126,8 @@ class _Index:
                 for w in words:
                     self.room_words[w].add(room)
             for dev in home.devices_in(room):
+                if not dev.exposed:  # a device hidden from the assistant must not lead it to a room
+                    continue
                 for w in _tokens(" ".join([dev.name, dev.type, *dev.aliases])):
                     self.device_words[w].add(room)
 
@@ -404,7 +406,7 @@ def get_live_context(home: Home, room: RoomId | None = None, floor: int | None =
             floors = sorted({a["floor"] for _, a in home.graph.nodes(data=True) if "floor" in a})
             raise ToolError(f"No rooms on floor {floor}." + (f" Floors: {', '.join(map(str, floors))}." if floors
                                                                 else " This home has no floors."))
-    devices = [d for r in rooms for d in home.devices_in(r, type)]
+    devices = [d for r in rooms for d in home.devices_in(r, type) if d.exposed]
     if len(devices) > LIVE_LIMIT:
         raise ToolError(f"{len(devices)} devices match; ask for at most {LIVE_LIMIT} by giving a room, a floor "
                         "or a type.")

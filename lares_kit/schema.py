@@ -3,7 +3,7 @@
 Taught in ``notebooks/02_agent_facing_tools.ipynb``. A tool is a plain typed
 function: its docstring summary becomes the description, its ``Args:``
 entries the parameter descriptions. ``str``, ``int``, ``float``, ``bool``,
-``Literal[...]``, ``list[X]``, ``X | None`` and the id types below map to
+``Literal[...]``, ``list[X]``, ``X | None``, ``list[X] | X`` and the id types below map to
 exact JSON schema. A missing type hint or an undocumented argument is a
 :class:`SchemaError` when the schema is built -- never a silent ``"string"``.
 
@@ -111,6 +111,10 @@ def _type_schema(hint: Any, enums: dict[Any, list[str]], where: str) -> dict[str
         kinds = [_type_schema(a, enums, where) for a in args]
         if all(set(k) == {"type"} and isinstance(k["type"], str) for k in kinds):
             return {"type": [k["type"] for k in kinds]}  # bool | float | str -> ["boolean", "number", "string"]
+        plain = [k for k in kinds if set(k) == {"type"} and isinstance(k["type"], str)]
+        lists = [k for k in kinds if k.get("type") == "array"]
+        if len(lists) == 1 and len(plain) + 1 == len(kinds):  # list[str] | str -> one string or a list of them
+            return {"type": ["array", *(k["type"] for k in plain)], "items": lists[0]["items"]}
     raise SchemaError(f"{where}: type {hint!r} has no JSON schema here; use str, int, float, bool, "
                       "Literal[...], list[...], or X | None")
 

@@ -1,13 +1,11 @@
 """Agent-facing tools over a Home, and the one dispatcher that runs them.
 
 Taught in ``notebooks/02_agent_facing_tools.ipynb``. The Lares write-up asks
-three things of an agent-facing API: high-level calls (``set_light`` beside
-the low-level ``toggle_light``), plain consistent names, and *machine input,
-natural-language output*: a result is a sentence saying how the home changed,
-an error is a sentence hinting at the fix.
+of an agent-facing API: high-level calls (``set_light`` beside the low-level
+``toggle_light``), plain consistent names, and *machine input, natural-language
+output*: a result says how the home changed, an error hints at the fix.
 
-Contract with the models (the offline model relies on it, see
-:mod:`lares_kit.models.offline`):
+Contract with the models (:mod:`lares_kit.models.offline` relies on it):
 
 * a failed call's observation starts with ``"Error: "``;
 * a light's new state reads ``"... (<light-id>) is now on."`` / ``off``
@@ -17,28 +15,31 @@ Contract with the models (the offline model relies on it, see
   the name already says the type, as "Keys" of type keys does) after
   ``"Also here: "``, or says ``"Nothing that moves is here."``
 
-Names from the world file go into sentences through :mod:`lares_kit.wording`,
-so "Spotlights" are on, an item is "an owl", and a "TV" stays in capitals.
+Names from the world file go into sentences through :mod:`lares_kit.wording`
+("Spotlights" are on, an item is "an owl", a "TV" stays in capitals). A
+device not exposed to the assistant (``expose: false``) is not there for them.
 
 :class:`Toolbox.dispatch` never raises on bad model output: an unknown tool,
 invalid JSON, missing/extra/wrong arguments, and exceptions inside a tool all
-become an error observation the model can act on. Two exceptions pass
-through, because the episode must end: :class:`~lares_kit.users.NoAnswer`,
-and a :class:`StopRun` -- raised by a tool that is itself an agent (a SAGE
-sub-agent) when its model failed: that is the run's ``model_error``, not a
-mistake the calling model could fix by trying another call.
+become an error observation the model can act on (``Error: ...``; Home
+Assistant's tools, :mod:`lares_kit.ha_tools`, answer in their JSON). Two
+exceptions pass through, because the episode must end: ``NoAnswer``, and a
+:class:`StopRun` (a tool that is itself an agent, a SAGE sub-agent, whose
+model failed: the run's ``model_error``, not a mistake to fix by another call).
 
 When the home's world file has a ``policy:``, the Toolbox consults a
-:class:`~lares_kit.safety.SafetyGate` before every device change: a
-sensitive call without the user's confirmation is not run, and its
-observation says what to ask (see :mod:`lares_kit.safety`).
+:class:`~lares_kit.safety.SafetyGate` before every device change: a sensitive
+call without the user's confirmation is not run, and its observation says
+what to ask (see :mod:`lares_kit.safety`).
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import typing
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
 # the device tools are their own module; they are part of this one's toolset (re-exported here)
@@ -58,13 +59,14 @@ __all__ = ["ToolError", "StopRun", "Observation", "Toolbox", "toggle_light", "se
 # ------------------------------------------------------------------- helpers
 def _light(home: Home, light_id: str):
     dev = home.devices.get(light_id)
+    dev = dev if dev is not None and dev.exposed else None  # one not exposed to the assistant is not there
     if dev is not None and dev.type == "light":
         return dev
-    lights = [d.id for d in home.lights()]
+    lights = [d.id for d in home.lights() if d.exposed]
     if dev is not None:
         raise ToolError(f"{light_id!r} is {with_article(dev.type)}, not a light. {choices('Lights', light_id, lights)}")
     if light_id in home.graph:  # a room id where a light id was expected
-        in_room = [d.id for d in home.devices_in(light_id, "light")]
+        in_room = [d.id for d in home.devices_in(light_id, "light") if d.exposed]
         if in_room:
             raise ToolError(f"{light_id!r} is a room, not a light; its light is {in_room[0]!r}.")
     raise ToolError(f"No light found with the ID {light_id!r}.{did_you_mean(light_id, lights)} "
@@ -214,9 +216,9 @@ def look_with_robot(home: Home) -> str:
     room_id = home.robot.room
     room = home.room_name(room_id)
     if not home.is_lit(room_id):
-        lights = [d.id for d in home.devices_in(room_id, "light")]
+        lights = [d.id for d in home.devices_in(room_id, "light") if d.exposed]
         raise ToolError(too_dark(room, lights[0] if lights else None))
-    fixed = ", ".join(f"{in_sentence(d.name)} ({d.id})" for d in home.devices_in(room_id)) or "no devices"
+    fixed = ", ".join(f"{in_sentence(d.name)} ({d.id})" for d in home.devices_in(room_id) if d.exposed) or "no devices"
     # Sightings: record what is here; forget sightings here of things that left.
     for item_id, where in list(home.seen.items()):
         if where["room"] == room_id and home.items[item_id].room != room_id:
@@ -281,7 +283,7 @@ def default_tools(home: Home) -> list[Callable[..., str]]:
         >>> [fn.__name__ for fn in default_tools(load_world("townhouse"))]
         ['toggle_light', 'set_light', 'move_robot', 'look_with_robot', 'set_device', 'read_device', 'ask_user', 'halt']
     """
-    if any(d.type != "light" for d in home.devices.values()):
+    if any(d.type != "light" and d.exposed for d in home.devices.values()):
         return [*LARES_TOOLS[:4], *DEVICE_TOOLS, *LARES_TOOLS[4:]]
     return list(LARES_TOOLS)
 STOP_TOOLS = frozenset({"halt"})
@@ -297,11 +299,14 @@ class Observation:
     text: str
     ok: bool = True
     final: bool = False  # the call was halt: the episode ends
+    json_errors: bool = False  # a tool of Home Assistant's dialect (lares_kit.ha_tools): its errors are JSON
 
     @property
     def content(self) -> str:
-        """The tool message content: errors start with 'Error: '."""
-        return self.text if self.ok else f"Error: {self.text}"
+        """The tool message content: errors start with 'Error: ' (HA's tools: ``{"success": false, "error": ...}``)."""
+        if self.ok or not self.json_errors:
+            return self.text if self.ok else f"Error: {self.text}"
+        return json.dumps({"success": False, "error": self.text}, ensure_ascii=False)
 
 
 @dataclass
@@ -332,12 +337,9 @@ class Toolbox:
     user: User = field(default_factory=NoUser)
     block_repeats: bool = True
     id_enums: bool = True  # put the home's valid ids in the schemas as enums
-    # long-term memory for tools with a `memory` parameter (lares_kit.memory.recall); None: no memory
-    memory: Any = None
-    # the poller for persistent-command tools with a `monitor` parameter (lares_kit.monitor); None: none
-    monitor: Any = None
-    # Who gave the instruction ("owner", "guest", "letterbox"...), for the home's safety policy.
-    source: str = "owner"
+    memory: Any = None  # long-term memory for tools with a `memory` parameter (lares_kit.memory.recall); None: none
+    monitor: Any = None  # the poller for persistent-command tools with a `monitor` parameter (lares_kit.monitor)
+    source: str = "owner"  # who gave the instruction ("owner", "guest", "letterbox"...), for the safety policy
     # The safety gate (lares_kit.safety.SafetyGate) consulted before every device change.
     # None: the home's own `policy:` (if its world file has one), for `source`; False: no gate.
     safety: Any = None
@@ -359,8 +361,8 @@ class Toolbox:
     def enums(self) -> dict[Any, list[str]]:
         if not self.id_enums:
             return {ToolName: self.names}
-        return {RoomId: list(self.home.graph.nodes), LightId: [d.id for d in self.home.lights()],
-                DeviceId: list(self.home.devices), ToolName: self.names}
+        return {RoomId: list(self.home.graph.nodes), LightId: [d.id for d in self.home.lights() if d.exposed],
+                DeviceId: [d for d, dev in self.home.devices.items() if dev.exposed], ToolName: self.names}
 
     def schemas(self, names: list[str] | None = None) -> list[dict[str, Any]]:
         """The OpenAI ``tools`` list, for all tools or only ``names``.
@@ -393,19 +395,24 @@ class Toolbox:
             hint = did_you_mean(name, self.names)
             return Observation(str(name), None, f"There is no tool called {name!r}.{hint} "
                                f"{choices('Tools', name, self.names)}", ok=False)
+        # A mistake becomes an error observation; HA's tools (json_errors) answer it in their own JSON shape.
+        fail = partial(Observation, name, ok=False, json_errors=getattr(fn, "json_errors", False))
         args = parse_arguments(arguments)
         if isinstance(args, str):
-            return Observation(name, None, f"The arguments for {name} are not valid JSON ({args}). "
-                               "Send a JSON object, e.g. {\"light_id\": \"kitchen-light\"}.", ok=False)
+            return fail(None, f"The arguments for {name} are not valid JSON ({args}). "
+                        "Send a JSON object, e.g. {\"light_id\": \"kitchen-light\"}.")
         problem = check_arguments(self.schema(name), args)
         if problem:
-            return Observation(name, args, problem, ok=False)
+            return fail(args, problem)
         key = name + json.dumps(args, sort_keys=True)
         if self.block_repeats and name not in STOP_TOOLS and self._calls.get(key) == self.home.version:
-            return Observation(name, args, f"You already called {name} with these arguments and nothing has changed "
-                               "since; doing it again would give the same result. Try something else.", ok=False)
-        if self.safety:  # enforced here, in the tool layer, whatever the prompt said or the model read
-            verdict = self.safety.check(name, args)
+            return fail(args, f"You already called {name} with these arguments and nothing has changed since; "
+                        "doing it again would give the same result. Try something else.")
+        # The gate, in the tool layer whatever the prompt said; a tool may say how it is judged (HA's: by what it
+        # would set). A device hidden from the agent is the tool's to answer ("No device found"), not the gate's.
+        if self.safety and not self._hidden(fn, args):
+            judge = getattr(fn, "safety_check", None)
+            verdict = judge(self.safety, self.home, name, args) if judge else self.safety.check(name, args)
             if verdict.action != "allow":
                 return Observation(name, args, verdict.text, ok=False)
         before = self.home.version
@@ -417,16 +424,21 @@ class Toolbox:
             text = fn(**{k: v for k, v in injected.items() if k in params}, **args)
         except ToolError as exc:
             self._remember(key, before)
-            return Observation(name, args, str(exc), ok=False)
+            return fail(args, str(exc))
         except (NoAnswer, StopRun):
             raise
         except Exception as exc:  # a bug in a tool must not kill the episode
-            return Observation(name, args, f"The tool {name} failed unexpectedly ({type(exc).__name__}: {exc}). "
-                               "Try a different call.", ok=False)
+            return fail(args, f"The tool {name} failed unexpectedly ({type(exc).__name__}: {exc}). "
+                        "Try a different call.")
         self._remember(key, before)
         if self.safety and name == "ask_user":  # a yes to a question naming a device can confirm its change
             self.safety.heard(str(args.get("question", "")), getattr(self.user, "last", None) or answer_in(text))
         return Observation(name, args, text, ok=True, final=name in STOP_TOOLS)
+
+    def _hidden(self, fn: Callable[..., str], args: dict[str, Any]) -> bool:
+        hints = typing.get_type_hints(fn)  # True: the call names, by id, a device not exposed to the assistant
+        return any(hints.get(k) in (DeviceId, LightId) and not getattr(self.home.devices.get(str(v)), "exposed", True)
+                   for k, v in args.items())
 
     def _remember(self, key: str, version_before: int) -> None:
         # Only a call that changed nothing can be a dead loop when repeated.

@@ -17,7 +17,9 @@ fits on one screen, and what the design needs around it:
 
 :func:`run_agent` builds the pieces from the spec (model client, Toolbox,
 prompts, Episode), runs the loop and returns the Episode. It never raises for
-what the model does: the outcome is in ``episode.status``.
+what the model does: the outcome is in ``episode.status``. Every design speaks
+either tool dialect (``tool_set``: the Lares tools, or Home Assistant's LLM
+API, :mod:`~lares_kit.agents.dialects`).
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ from typing import Any, Callable
 from ..episode import Episode
 from ..home import Home
 from ..users import NoUser, User
+from .dialects import TOOL_SETS, check_tool_set, start_episode
 from .registry import AGENTS, DEFAULT_MAX_STEPS, AgentSpec, get_agent
 from .shared import AgentRun, Listener, ModelFailed
 
-__all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "AgentSpec", "run_agent", "get_agent", "AgentRun"]
+__all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "TOOL_SETS", "AgentSpec", "run_agent", "get_agent", "AgentRun"]
 
 _UNSET = object()  # "the home had no time of day", for putting it back after a fired run
 
@@ -41,11 +44,11 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
               knowledge_format: str | None = None, tools: list[Callable[..., str]] | None = None,
               max_steps: int | None = None, memory: Any = None, monitor: Any = None, source: str | None = None,
               executor: str | tuple[str, Any] | None = None, options: dict[str, Any] | None = None,
-              server: Any = None) -> Episode:
+              server: Any = None, tool_set: str = "lares") -> Episode:
     """Run one instruction with one agent in one home; return the Episode.
 
     What the agent knows and can do comes from ``knowledge``,
-    ``knowledge_format`` and ``tools``; who is speaking and what is kept from
+    ``knowledge_format``, ``tools`` and ``tool_set``; who is speaking and what is kept from
     ``memory``, ``monitor`` and ``source``; the design's own settings from
     ``executor`` and ``options``. A setting the design does not take is a
     LaresError that says so.
@@ -63,7 +66,7 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
             (no states, plus the ``get_live_context`` tool) or ``retrieval`` (only the relevant rooms), see
             :mod:`lares_kit.knowledge`; None -> the design's own (sage takes only ``none``: it reads the home
             through its tools).
-        tools: The agent-facing tool functions to offer; None -> the home's own.
+        tools: The agent-facing tool functions to offer; None -> the home's own in the tool set's dialect.
         max_steps: The step limit; None -> the design's (react: 10 rounds, as in its paper; others 20).
         memory: A :class:`~lares_kit.memory.Memory` (its ``user`` is who is talking), a
             :class:`~lares_kit.memory_store.MemoryStore` or a store file path (then the speaker is the home's
@@ -82,6 +85,9 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
         server: What the model's server accepts: a name in :data:`lares_kit.models.servers.PROFILES`
             (``llamacpp``, ``ollama``, ``vllm``, ``openai``, ``lmstudio``) or a ``ServerProfile``; None ->
             ``$LARES_SERVER``, else ``offline`` for the toolkit's own models and ``auto`` (learned) for others.
+        tool_set: The tool dialect, ``"lares"`` (the Lares tools and world knowledge) or ``"ha"`` (Home Assistant's
+            intent tools, its static context instead of the world knowledge, ``GetLiveContext`` for states); see
+            :mod:`lares_kit.agents.dialects`. Any other is a ValueError naming the two.
 
     Examples:
         >>> from lares_kit import load_world
@@ -93,6 +99,7 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
         ('done', True, {'on': True})
     """
     spec = get_agent(agent)
+    check_tool_set(tool_set)
     knowledge, knowledge_format, steps = spec.settings(knowledge, knowledge_format, max_steps)
     opts = spec.make_options(options)
     home = _home(home)
@@ -100,11 +107,11 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
     from ..models.servers import server_profile  # here: the models package imports openai
 
     profile = server_profile(server, model=model, client=client)
-    episode = Episode.start(instruction, home, agent=agent, model=model, knowledge=knowledge, max_steps=steps,
-                            source="owner" if source is None else source,  # "" is nobody we trust, not the owner
+    episode = start_episode(tool_set, instruction, home, agent=agent, model=model, knowledge=knowledge,
+                            max_steps=steps, source="owner" if source is None else source,  # "": nobody we trust
                             knowledge_format=knowledge_format)
     run = AgentRun(episode, home, None, client, model, steps, opts, **spec.make_executor(executor, model),
-                   server=profile)
+                   server=profile, tool_set=tool_set)
     run.toolbox, episode.system_prompt, episode.goal_prompt = spec.setup(
         run, tools, Listener(user if user is not None else NoUser()), spec.make_memory(memory, home), monitor)
     if spec.persistent and monitor is not None and monitor.on_fire is None:
@@ -164,7 +171,7 @@ def _run_fired(parent: AgentRun, firing: Any) -> Episode:
         return run_agent(firing.instruction, home, parent.episode.agent, parent.model, client=parent.client,
                          memory=box.memory, monitor=box.monitor, max_steps=parent.max_steps,
                          source=firing.source or "", options={"temperature": parent.options.temperature},
-                         server=parent.server)
+                         server=parent.server, tool_set=parent.tool_set)
     finally:
         if saved is _UNSET:
             home.extra.pop("time_of_day", None)

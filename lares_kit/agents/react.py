@@ -28,6 +28,10 @@ At most 10 rounds, as in the paper. Options (``run_agent(..., options=)``):
 (a list of independent actions, all run in one round: the paper's future
 work); ``parser`` -- ``"one"`` (default) or ``"naive"`` (see the parser).
 
+In Home Assistant's dialect (``run_agent(..., tool_set="ha")``) the tools
+are its intent tools and Prompt A's background says the knowledge message is
+the static context, without states (:data:`HA_KNOWLEDGE`).
+
 The offline executor cannot read a Thought the way a language model does: it
 works the Action out again from the request and the steps so far, which is
 why Prompt B carries them (a real light model mostly needs the Thought).
@@ -41,6 +45,7 @@ from typing import Any
 
 from ..contract import speaker_line
 from ..errors import LaresError
+from ..ha_tools import HA_API_PROMPT
 from ..steps import Action, Thought, ToolCall
 from .react_parser import POLICIES, Parsed, ignored_note, parse_actions, parse_thought
 from .shared import MAX_TOKENS, AgentRun, ModelFailed, RequestOptions
@@ -76,6 +81,10 @@ Tools:
 
 The user's request, the steps so far (Thought:, Action:, Observation:) and the newest Thought follow.{speaker}
 {rule}"""
+
+# What Prompt A says the knowledge message is, in the Lares dialect and in Home Assistant's (lares_kit.agents.dialects)
+LARES_KNOWLEDGE = "the WORLD KNOWLEDGE message lists its rooms, devices and their current states."
+HA_KNOWLEDGE = "the static context lists its areas and devices, without their states. " + HA_API_PROMPT
 
 _RULES = {
     "text": 'Reply with one line: Action: {"tool": NAME, "arguments": {...}} for the newest Thought. Your reply must '
@@ -177,6 +186,8 @@ def prompt_a(run: AgentRun, tools: str, history: list[dict[str, str]]) -> list[d
     """
     home = run.home
     system = PROMPT_A.format(name=home.name, description=home.description or "", speaker=_speaker(run), tools=tools)
+    if run.tool_set == "ha":  # the static context has no states: Home Assistant's rules say where they are
+        system = system.replace(LARES_KNOWLEDGE, HA_KNOWLEDGE)
     messages = [{"role": "system", "content": system}, *_knowledge(run), *history,
                 {"role": "user", "content": run.episode.instruction}]
     for said, seen in _rounds_so_far(run):

@@ -28,6 +28,7 @@ from ..home import Home
 from ..knowledge import KNOWLEDGE_FORMATS, get_live_context, use_id_enums
 from ..memory import MEMORY_TOOLS, Memory, MemoryStore
 from ..tools import Toolbox, default_tools
+from .dialects import HA_ROLE_PROMPT, dialect_tools
 from .function_calling import FunctionCallingOptions, run_function_calling
 from .intent_action import run_intent_action
 from .prompts import GOAL_PROMPT, ROLE_PROMPT
@@ -44,7 +45,9 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
                 monitor: Any) -> tuple[Toolbox, str, str]:
     """The Lares designs' Toolbox, role prompt and goal for one run (function-calling, intent-action, react).
 
-    ``tools`` default to the home's own; a memory adds ``recall`` and
+    ``tools`` default to the home's own (with ``run.tool_set == "ha"``: Home
+    Assistant's intent tools, ``ask_user`` and ``halt``, and its role prompt,
+    :mod:`~lares_kit.agents.dialects`); a memory adds ``recall`` and
     ``remember_preference``, the ``overview`` format adds
     ``get_live_context`` (the prompt then has no states). The goal names the
     speaker (the memory's user) and a source other than the owner.
@@ -62,18 +65,18 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
         >>> ep.goal_prompt.endswith("This instruction comes from guest, not from the owner of the home.")
         True
     """
-    home, episode = run.home, run.episode
-    tools = list(tools if tools is not None else default_tools(home))  # built once, here
+    home, episode, ha = run.home, run.episode, run.tool_set == "ha"
+    tools = list(tools if tools is not None else dialect_tools(home) if ha else default_tools(home))  # built once
     if memory is not None:
         tools += [fn for fn in MEMORY_TOOLS if fn not in tools]
-    if episode.knowledge_format == "overview":  # states are left out of the prompt: the live-context tool reports them
+    if episode.knowledge_format == "overview" and not ha:  # no states in the prompt: the live-context tool has them
         tools.insert(max(0, len(tools) - 2), get_live_context)  # before ask_user and halt
     box = Toolbox(home, tools=tools, user=user, memory=memory, monitor=monitor, source=episode.source,
                   id_enums=use_id_enums(home, episode.knowledge_format))
     # The offline model reads "You are talking to <name>." to know whose "my office" this is; the source
     # line is said to the model too (the policy is enforced in the Toolbox regardless).
     goal = GOAL_PROMPT + speaker_line(memory.user if memory is not None else "") + source_line(episode.source)
-    return box, ROLE_PROMPT, goal
+    return box, HA_ROLE_PROMPT if ha else ROLE_PROMPT, goal
 
 
 @dataclass(frozen=True)

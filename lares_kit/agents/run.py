@@ -33,6 +33,10 @@ time of day is parsed (``04:00``, ``4am``, ``23:30:00``, ``night``) and also
 starts the poller's clock. With ``--json`` the object then also has
 ``source`` and ``time_of_day``.
 
+**Which tools** (``--tools ha``): Home Assistant's intent tools and static
+context instead of the Lares tools and world knowledge
+(:mod:`lares_kit.agents.dialects`); ``--json`` then adds ``tool_set``.
+
 **Output**: with ``--json``, standard output holds exactly one JSON object
 whatever happens -- the run object, or ``{"status": "error", "error": ...}``
 when the run could not start (the sentence is also on standard error).
@@ -131,6 +135,7 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
     if when is not None:
         home.extra["time_of_day"] = when  # as a task's setup.time_of_day: the safety policy and the poller read it
     source = getattr(args, "source", None)
+    tool_set = getattr(args, "tools", None) or "lares"  # --tools lares|ha: the tool dialect (agents.dialects)
     events = parse_event_texts(getattr(args, "event", None) or [], home)
     # Without --answer the person at the terminal is asked; with --json the
     # question goes to stderr so stdout holds only the JSON object.
@@ -145,7 +150,8 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
         episode = run_agent(args.instruction, home, agent=args.agent, model=args.model, knowledge=args.knowledge,
                             knowledge_format=getattr(args, "knowledge_format", None), user=user,
                             max_steps=args.max_steps, memory=memory, monitor=monitor, source=source,
-                            executor=getattr(args, "executor_model", None), options=options, server=server)
+                            executor=getattr(args, "executor_model", None), options=options, server=server,
+                            tool_set=tool_set)
         log = play_events(events, home, monitor) if events else None
         persistent = _persistent(monitor, events, log, home) if monitor is not None else None
     finally:
@@ -156,6 +162,8 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
         data = episode.to_run_json()
         if source is not None or when is not None:  # beside the fixed keys: who said it, and when
             data.update(source=episode.source, time_of_day=when)
+        if tool_set != "lares":  # and in which tool dialect
+            data["tool_set"] = tool_set
         if persistent is not None:
             data.update({key: persistent[key] for key in PERSISTENT_KEYS})
         return data, code

@@ -28,6 +28,11 @@ comes through its tools, which is SAGE's point: its only knowledge mode is
 ``none``. :func:`sage_setup` builds the coordinator's tools and prompts for
 :func:`~lares_kit.agents.run_agent`, and :func:`run_sage` runs it.
 
+In Home Assistant's dialect (``run_agent(..., tool_set="ha")``, see
+:mod:`~lares_kit.agents.dialects`) the device agent gets the static context
+and the intent tools instead of the capability documents
+(:data:`HA_DEVICE_PROMPT`); the coordinator and the other agents are the same.
+
 Every agent of the tree shares the run's safety gate (:mod:`lares_kit.safety`):
 the same source and time of day. A device change the policy holds back for
 confirmation ends the device agent with the question to ask; only the
@@ -52,15 +57,17 @@ from ..disambiguation import find_device
 from ..episode import Episode
 from ..errors import LaresError
 from ..guide import GUIDE_TOOLS
+from ..ha_tools import HA_API_PROMPT, ha_tools_for
 from ..monitor import PERSISTENT_TOOLS
 from ..profiles import PREFERENCE_TOOLS, residents, seed_memory, speaker
 from ..tools import StopRun, Toolbox, ask_user, halt, read_device, set_device
 from ..users import NoUser
+from .dialects import start_episode
 from .function_calling import FunctionCallingOptions, run_function_calling
 from .shared import AgentRun, ModelFailed
 
 __all__ = ["run_sage", "sage_setup", "SageTree", "SubAgentFailed", "COORDINATOR_PROMPT", "SUB_AGENTS",
-           "SUB_AGENT_MAX_STEPS", "UNDOCUMENTED", "CONFIRM_PROMPT"]
+           "SUB_AGENT_MAX_STEPS", "UNDOCUMENTED", "CONFIRM_PROMPT", "HA_DEVICE_PROMPT"]
 
 COORDINATOR_PROMPT = (
     "You are SAGE, the assistant of a smart home. You do not see the devices directly: hand device work to "
@@ -103,6 +110,12 @@ SUB_AGENTS: dict[str, tuple[str, list[Callable[..., str]]]] = {
 UNDOCUMENTED = ((" A device that documents no capabilities is read with read_device and changed with set_device. "
                  "If the home's safety policy needs the person's confirmation, do nothing more and halt with the "
                  "question to ask them."), [read_device, set_device])
+# The device agent in Home Assistant's dialect (run_agent(..., tool_set="ha")): the static context is its map.
+HA_DEVICE_PROMPT = ("You are SAGE's device agent. Carry out the device task with Home Assistant's intent tools; read "
+                    "the current state with GetLiveContext when the task depends on it (a change relative to the "
+                    "current value). If several devices fit equally, do nothing and halt with the question to ask the "
+                    "person. If the home's safety policy needs the person's confirmation, do nothing more and halt "
+                    "with the question to ask them. Halt with what you did. " + HA_API_PROMPT)
 SUB_AGENT_MAX_STEPS = 15  # a sub-agent's own step limit (all the lights: one command each)
 
 
@@ -128,15 +141,18 @@ class SageTree:
         """Run one sub-agent on ``request`` in the same home; its halt message is the answer."""
         prompt, tools = SUB_AGENTS[kind]
         parent = self.run
-        if kind == "device" and any(not device_capabilities(parent.home, d) for d in parent.home.devices):
+        ha = kind == "device" and parent.tool_set == "ha"  # Home Assistant's dialect: static context, intent tools
+        if ha:
+            prompt, tools = HA_DEVICE_PROMPT, [*ha_tools_for(parent.home), halt]
+        elif kind == "device" and any(not device_capabilities(parent.home, d) for d in parent.home.devices):
             prompt, tools = prompt + UNDOCUMENTED[0], [*tools[:-1], *UNDOCUMENTED[1], tools[-1]]  # halt last
         # The coordinator's safety gate, shared: the same source and time, and a yes the coordinator heard
         # through ask_user confirms the change the sub-agent then makes (lares_kit.safety).
         box = Toolbox(parent.home, tools=list(tools), user=NoUser(), memory=self.memory, monitor=self.monitor,
                       source=parent.toolbox.source, safety=parent.toolbox.safety)
-        episode = Episode.start(request, parent.home, agent=f"sage/{kind}", model=parent.model, knowledge="none",
-                                max_steps=SUB_AGENT_MAX_STEPS, system_prompt=prompt,
-                                goal_prompt=_goal(self.memory.user))
+        episode = start_episode("ha" if ha else "lares", request, parent.home, agent=f"sage/{kind}",
+                                model=parent.model, knowledge="latest" if ha else "none", max_steps=SUB_AGENT_MAX_STEPS,
+                                system_prompt=prompt, goal_prompt=_goal(self.memory.user))
         sub = AgentRun(episode, parent.home, box, parent.client, parent.model, SUB_AGENT_MAX_STEPS,
                        options=FunctionCallingOptions(temperature=parent.options.temperature), server=parent.server)
         try:

@@ -133,6 +133,9 @@ class AgentRun:
     # A forced tool_choice the server ignored was answered by the fallback at least once in this run: a later
     # miss is then one bad reply (a lost step), not a server that never calls (lares_kit.agents.forced_choice).
     fallback_worked: bool = False
+    # The tool dialect (lares_kit.agents.dialects): "lares", or "ha" -- Home Assistant's intent tools and static
+    # context; the design's setup and prompts read it.
+    tool_set: str = "lares"
 
     # --------------------------------------------------------------- model
     def ask_model(self, turn: int, phase: str, tools: list[dict[str, Any]], tool_choice: Any,

@@ -165,7 +165,7 @@ def break_reply(body: dict[str, Any], fault: str, request: dict[str, Any]) -> di
         content = message.get("content") or ""
         message["content"] = {"bad_json": content[: len(content) // 2],
                               "unknown_tool": json.dumps({"tool": "teleport_robot", "arguments": {}}),
-                              "missing_argument": json.dumps({"tool": "set_light", "arguments": {}}),
+                              "missing_argument": json.dumps({"tool": _a_tool(request), "arguments": {}}),
                               "several_calls": f"{content}\n{content}"}[fault]
     elif fault == "bad_json":
         fn = calls[0]["function"]
@@ -179,6 +179,20 @@ def break_reply(body: dict[str, Any], fault: str, request: dict[str, Any]) -> di
         twin["id"] = f"{calls[0]['id']}_again"
         calls.insert(1, twin)
     return body
+
+
+def _a_tool(request: dict[str, Any]) -> str:
+    # A tool the request offers, for an Action without its arguments: set_light where it is offered (the Lares
+    # tools) or nothing is named, else the first one that is not halt (Home Assistant's dialect: HassTurnOn).
+    names = [t.get("function", {}).get("name") for t in request.get("tools") or []]
+    schema = ((request.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    one = schema.get("properties", {}).get("actions", {}).get("items", schema)  # react-parallel: a list of them
+    names += one.get("properties", {}).get("tool", {}).get("enum") or []
+    for message in request.get("messages") or []:  # react's prompts describe the tools as "- name(args): ..."
+        if message.get("role") == "system" and isinstance(message.get("content"), str):
+            names += re.findall(r"^- (\w+)\(", message["content"], re.MULTILINE)
+    names = [n for n in names if n and n != "halt"]
+    return "set_light" if not names or "set_light" in names else names[0]
 
 
 def _drop_required(fn: dict[str, Any], request: dict[str, Any]) -> str:
