@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="what the agent knows of the home's state (default: the agent's own: latest; sage: none)")
     run.add_argument("--knowledge-format", choices=["full", "compact", "overview", "retrieval"], default=None,
                      help="how the home is written into the prompt (default: the agent's own; notebook 16)")
+    run.add_argument("--tools", choices=["lares", "ha"], default=None,
+                     help="the tool dialect: lares (default) or ha, Home Assistant's intent tools "
+                          "(docs/home_assistant.md)")
     run.add_argument("--answer", action="append", default=None, help="a reply for the simulated user (repeatable)")
     run.add_argument("--max-steps", type=int, default=None)
     run.add_argument("--seed", type=int, default=None,
@@ -102,6 +105,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="only tasks whose id or category matches (shell-style, e.g. 'lh-*'; repeatable)")
     bench.add_argument("--limit", type=int, default=None,
                        help="at most N tasks, spread over the categories (local model: 20 unless given; 0: all)")
+    bench.add_argument("--tools", choices=["lares", "ha"], default="lares",
+                       help="the tools the agents are offered: lares (default), or ha (Home Assistant's LLM API)")
+    bench.add_argument("--ha-dataset", action="append", default=None, metavar="DIR",
+                       help="a Home Assistant 'assist' home or dataset folder, run as a suite; repeatable "
+                            "(docs/ha_datasets.md)")
+
+    import_ha = sub.add_parser("import-ha", help="write a Home Assistant dataset as world files and a suite file")
+    import_ha.add_argument("path", metavar="DIR", help="a home (a folder with _fixtures.yaml) or a dataset folder")
+    import_ha.add_argument("--out", default="imported", metavar="DIR",
+                           help="the folder to write the worlds and tasks/<dataset>.yaml into (default: imported)")
 
     serve = sub.add_parser("serve-model", help="serve the offline model as an OpenAI-compatible HTTP API")
     serve.add_argument("--host", default="127.0.0.1")
@@ -256,6 +269,13 @@ def _main(args: argparse.Namespace) -> int:
         if args.command == "bench":
             from .bench.cli import cli_bench
             return cli_bench(args)
+        if args.command == "import-ha":
+            from .bench.ha_dataset import import_ha
+
+            written = import_ha(args.path, args.out)
+            print(f"wrote {len(written) - 1} world file(s) and the suite {written[-1]}; run it with:\n"
+                  f"  lares bench --suite {written[-1]}")
+            return 0
         if args.command == "serve-model":
             from .models.server import cli_serve
             return cli_serve(args)

@@ -95,7 +95,7 @@ def rank_devices(home: Home, description: str) -> list[Match]:
     kinds = set(KIND_WORDS.get(head, ())) if head else set()
     matches = []
     for dev in home.devices.values():
-        if kinds and dev.type not in kinds:
+        if (kinds and dev.type not in kinds) or not dev.exposed:  # a device hidden from the agent is never a match
             continue
         fields = _fields(home, dev)
         score, matched = 0.0, []
@@ -133,7 +133,8 @@ def find_device(home: Home, description: str) -> str:
     """
     ranked = rank_devices(home, description)
     if not ranked:
-        return (f"No device matches {description!r}. {choices('Devices', description, list(home.devices))} "
+        shown = [d.id for d in home.devices.values() if d.exposed]
+        return (f"No device matches {description!r}. {choices('Devices', description, shown)} "
                 "list_devices says where each one is.")
     wants_all = bool(re.search(r"\b(all|every|both)\b", description.lower()))
     top = [m for m in ranked if m.score == ranked[0].score]

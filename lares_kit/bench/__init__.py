@@ -18,14 +18,16 @@ True
 
 from .checks import CheckResult, Outcome, run_checks
 from .generate import generate_tasks
+from .ha_dataset import HADataset, import_ha, load_ha_dataset
 from .oracle import oracle_plan, oracle_steps
 from .report import format_table, plot, summarize
 from .runner import RESULT_KEYS, BenchRun, run_bench
 from .scene import Scene, set_stage
-from .tasks import CATEGORIES, Task, TaskError, load_suite, load_tasks
+from .tasks import CATEGORIES, Task, TaskError, load_suite, load_tasks, task_home
 
 __all__ = [
            "CATEGORIES",
+           "HADataset",
            "RESULT_KEYS",
            "BenchRun",
            "CheckResult",
@@ -35,6 +37,8 @@ __all__ = [
            "TaskError",
            "format_table",
            "generate_tasks",
+           "import_ha",
+           "load_ha_dataset",
            "load_suite",
            "load_tasks",
            "oracle_plan",
@@ -43,5 +47,6 @@ __all__ = [
            "run_bench",
            "run_checks",
            "set_stage",
+           "task_home",
            "summarize",
 ]

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from ..atomic import write_json_atomic
 from ..errors import LaresError
-from ..worlds import load_world
+from .ha_dataset import load_ha_dataset
 from .report import format_table, plot
 from .runner import DEFAULT_AGENTS, run_bench
-from .tasks import Task, load_tasks
+from .tasks import Task, load_tasks, task_home
 
 __all__ = ["LOCAL_SLICE", "cli_bench", "select_tasks"]
 
@@ -80,7 +80,15 @@ def cli_bench(args: argparse.Namespace) -> int:
         get_agent(agent)  # an unknown name fails now, with the list of agents
     if args.seeds < 1 or args.concurrency < 1:
         raise LaresError("--seeds and --concurrency must be at least 1")
-    tasks = load_tasks(args.suite)
+    datasets = getattr(args, "ha_dataset", None) or []
+    tasks = load_tasks(args.suite) if args.suite or not datasets else []  # --ha-dataset alone: only those
+    for folder in datasets:
+        tasks += load_ha_dataset(folder).tasks
+    seen: set[str] = set()
+    for task in tasks:
+        if task.id in seen:
+            raise LaresError(f"the task {task.id!r} is given twice (the same --ha-dataset named twice?)")
+        seen.add(task.id)
     limit = getattr(args, "limit", None)
     if limit is None and any(m.startswith("local") for m in args.model or []):
         limit = LOCAL_SLICE
@@ -90,12 +98,12 @@ def cli_bench(args: argparse.Namespace) -> int:
         raise LaresError("no task matches --tasks " + " ".join(args.tasks or []))
     runs = Path(args.runs) if args.runs else Path("runs") / time.strftime("bench-%Y%m%d-%H%M%S")
     bench = run_bench(tasks, agents=agents, models=args.model, seeds=args.seeds, concurrency=args.concurrency,
-                      runs=runs)
+                      runs=runs, tool_set=getattr(args, "tools", None) or "lares")
     print(format_table(bench.summary))
     unsafe: dict[str, int] = {}  # agent -> settings changed against the policy with no confirmation
     for r in bench.records:
         unsafe[r["agent"]] = unsafe.get(r["agent"], 0) + len(r.get("unsafe") or [])
-    if any(unsafe.values()) or any(load_world(w).extra.get("policy") for w in {t.world for t in tasks}):
+    if any(unsafe.values()) or any(task_home(t).extra.get("policy") for t in {t.world: t for t in tasks}.values()):
         print("\nunsafe actions without confirmation (an audit of each trace, apart from the gate): "
               + ", ".join(f"{agent} {n}" for agent, n in unsafe.items()))
     resumed = f", {bench.resumed} resumed from earlier runs" if bench.resumed else ""

@@ -26,7 +26,11 @@ from ...confirmation import CONFIRM_MARK, is_yes, question_in
 from ...contract import answer_in
 from .reading import Beliefs, norm
 
-__all__ = ["confirmation_step"]
+__all__ = ["CONFIRM_FIRST", "confirmation_step"]
+
+
+# How an agent that cannot ask (SAGE's device agent) hands the gate's question on to whoever can
+CONFIRM_FIRST = "The home's safety policy needs the person's confirmation first. Ask them: "
 
 
 def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], str] | None:
@@ -62,8 +66,7 @@ def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
     if _blocked(last):
         question = question_in(last.result) or f"May I call {last.name} with {last.args}? Please answer yes or no."
         if "askuser" not in can:
-            return "halt", {"message_to_user": f"I did not do it: the home's safety policy needs your confirmation "
-                                               f"first ({question})"}, "I cannot ask, so I stop."
+            return "halt", {"message_to_user": CONFIRM_FIRST + question}, "I cannot ask, so I stop."
         return "ask", {"question": question}, "The home's safety policy needs the user's confirmation, so I ask first."
     if norm(last.name) == "askuser" and len(done) >= 2 and _blocked(done[-2]):
         blocked = done[-2]

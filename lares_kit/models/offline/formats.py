@@ -42,7 +42,7 @@ import re
 from typing import Any
 
 from .calls import CARRIERS, CONTRACT_TOOLS, fake_tools, render
-from .planning import Intention
+from .planning import HA_TOOLS, Intention
 from .reading import Beliefs, Call, norm, text_of
 from .request import read as read_request
 
@@ -104,7 +104,7 @@ def react_beliefs(messages: list[dict[str, Any]]) -> tuple[Beliefs, dict[str, di
     system = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
     names = {}
     for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", system):
-        if norm(word) in CONTRACT_TOOLS and norm(word) not in names:
+        if norm(word) in CONTRACT_TOOLS | HA_TOOLS | {"getlivecontext"} and norm(word) not in names:
             names[norm(word)] = word
     at = max((i for i, m in enumerate(messages) if m.get("role") == "user"
               and not text_of(m.get("content")).lstrip().startswith("Observation:")), default=-1)
@@ -159,8 +159,11 @@ def independent(intentions: list[Intention]) -> list[Intention]:
     return intentions[:1]
 
 
-def _contract_call(first: Intention) -> tuple[str, dict[str, Any]]:
-    tools = fake_tools([SNAKE[c] for c in CARRIERS[first.action][:1]])
+def _contract_call(first: Intention, named: dict[str, dict[str, Any]] | None = None) -> tuple[str, dict[str, Any]]:
+    # The call as the prompt named its tools (Home Assistant's intent tools, say), else in the contract's names.
+    if named and (call := render(first, named)) is not None:
+        return call
+    tools = fake_tools([SNAKE.get(c, c) for c in CARRIERS[first.action][:1]])
     return render(first, tools) or ("halt", first.args)
 
 
@@ -210,7 +213,8 @@ def _context(intention: Intention) -> dict[str, Any]:
             "message": intention.args.get("message_to_user") or intention.why}
 
 
-def json_reply(b: Beliefs, fmt: dict[str, Any], intentions: list[Intention]) -> str:
+def json_reply(b: Beliefs, fmt: dict[str, Any], intentions: list[Intention],
+               named: dict[str, dict[str, Any]] | None = None) -> str:
     """The reply as JSON: ``{"thought", "tool", "arguments"}`` or an object for ``fmt``'s schema.
 
     Args:
@@ -218,6 +222,8 @@ def json_reply(b: Beliefs, fmt: dict[str, Any], intentions: list[Intention]) -> 
         fmt: the request's ``response_format``: ``{"type": "json_object"}`` or ``{"type": "json_schema", "json_schema":
             {"schema": ...}}``.
         intentions: what the planner wants done next, first to act first (from :func:`.planning.plan`).
+        named: the tools the system prompt names (see :func:`.calls.fake_tools`), so a call uses their names
+            (Home Assistant's intent tools); None writes the contract's own names.
 
     Examples:
         >>> from lares_kit.models.offline.planning import Intention
@@ -228,7 +234,7 @@ def json_reply(b: Beliefs, fmt: dict[str, Any], intentions: list[Intention]) -> 
         '{"reasoning": "Look around.", "tool": "look_with_robot"}'
     """
     first = intentions[0]
-    name, args = _contract_call(first)
+    name, args = _contract_call(first, named)
     message = first.args.get("message_to_user") or first.args.get("question") or first.why
     if fmt.get("type") != "json_schema":
         return json.dumps({"thought": first.why, "tool": name, "arguments": args})

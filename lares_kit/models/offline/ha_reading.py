@@ -169,7 +169,8 @@ def translate_calls(b: Beliefs) -> None:
         for dev in _targets(b, call) or [Dev("?", str(call.arg("name")), "", None)]:
             setting = _setting(intent, call, dev) if dev.id != "?" else None
             attribute, value = setting or ("on", None)
-            result = None if call.result is None else f"Error: {error}" if error else f"({dev.id}) changed."
+            result = None if call.result is None else (error if error.startswith("Error") else f"Error: {error}") \
+                if error else f"({dev.id}) changed."
             out.append(Call("set_device", {"device_id": dev.id, "attribute": attribute, "value": value}, result))
     b.calls = out
 

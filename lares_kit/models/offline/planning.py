@@ -301,7 +301,8 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
     confirm = confirmation_step(b, can)  # a home's safety policy is waiting on the user's yes (.confirming)
     if confirm is not None:
         action, args, why = confirm
-        return _halt(args["message_to_user"], why) if action == "halt" else [Intention(action, args, why)]
+        return _halt(args["message_to_user"], why) if action == "halt" else \
+            [Intention(action, args, why, ha_intent(b, action, args))]
     fetch = live_context_step(b, can)  # overview knowledge: ask for the states first (.live_context)
     if fetch is not None:
         return [Intention(*fetch)]

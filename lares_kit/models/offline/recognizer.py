@@ -44,7 +44,7 @@ from ...languages import LanguageError, intents_for
 from .goals import WHICH_ONE, Change, Goal, which_one
 from .reading import Beliefs, Dev
 from .responses import error_reply, intent_reply, state_reply
-from .vocabulary import ROOM_SYNONYMS, words_of
+from .vocabulary import ROOM_SYNONYMS, TYPE_SETTINGS, words_of
 
 __all__ = ["recognise_intent", "recognize", "switch_change"]
 
@@ -145,7 +145,7 @@ def recognize(b: Beliefs) -> tuple[Any, dict[str, tuple[str, ...]]] | None:
 
 # A trailing clause that only says why ("unlock the door, the plumber is here") may be left out; one that says
 # when, whether or what else may not (those are conditions and further commands, for the rules).
-_REASON = re.compile(r"\s*(?:[,;:]|\s-+\s|\s(?:because|since|as|cause|cos)\s)\s*")
+_REASON = re.compile(r"\s*(?:[,;:(]|\s-+\s|\s(?:because|since|as|cause|cos)\s)\s*")
 _KEEPS = re.compile(r"\b(if|unless|when|whenever|whether|depending|until|till|after|before|once|while|then|and|but|"
                     r"except|only|otherwise|also|too|instead|not|don'?t|no|never|or)\b")
 
@@ -240,7 +240,7 @@ def _changes(intent: str, result: Any, devices: list[Dev]) -> list[Change] | Non
     """The settings an intent asks of these devices; None when one of them cannot do it."""
     changes: list[Change] = []
     for d in devices:
-        keys = set(d.state) | set(_KEYS.get(d.type, ()))
+        keys = set(d.state) | set(TYPE_SETTINGS.get(d.type, ()))
         if intent in ("HassTurnOn", "HassTurnOff"):
             found = switch_change(d, intent == "HassTurnOn", _value(result, "domain"))
             found_list = [found] if found else []
@@ -274,12 +274,6 @@ def _changes(intent: str, result: Any, devices: list[Dev]) -> list[Change] | Non
             return None
         changes += found_list
     return changes
-
-
-# Settings a type has even when the knowledge does not show its state (an overview, Home Assistant's static context)
-_KEYS = {"light": ("on", "brightness"), "thermostat": ("target", "mode"), "hvac": ("on", "target", "mode"),
-         "heater": ("on", "target"), "media_player": ("on", "playing", "volume", "muted"), "tv": ("on", "volume"),
-         "speaker": ("on", "volume"), "fan": ("on", "speed"), "cover": ("position",), "blinds": ("position",)}
 
 
 def recognise_intent(b: Beliefs) -> Goal | None:

@@ -169,7 +169,7 @@ def respond(request: dict[str, Any]) -> Reply:
     if fmt.get("type") in ("json_object", "json_schema"):
         if wants_react(messages):  # a ReAct scratchpad asking for the Action as JSON (the react agent's Prompt B)
             b, named = react_beliefs(messages)
-            return Reply(content=json_reply(b, fmt, plan(b, set(named) | {"askuser", "halt"})))
+            return Reply(content=json_reply(b, fmt, plan(b, set(named) | {"askuser", "halt"}), named))
         b = read_request(messages, tools)
         return Reply(content=json_reply(b, fmt, plan(b, CONTRACT_TOOLS)))
     if wants_react(messages):

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...confirmation import CONFIRM_MARK, question_in
 from ...contract import is_refusal
+from .confirming import CONFIRM_FIRST
 from .sage_reading import Doc, Talk, read_doc, stem_words
 
 __all__ = ["CONFIRM_FIRST", "Want", "wants", "device_phrase", "device_step"]
@@ -226,7 +227,6 @@ def _attribute_of(doc: Doc) -> str | None:
 _SETTINGS = {"switch": ("on",), "lock": ("locked",), "armed": ("armed",), "switchLevel": ("level", "brightness"),
              "thermostatHeatingSetpoint": ("target", "temperature"), "refrigerationSetpoint": ("target", "temperature"),
              "audioVolume": ("volume",), "tvChannel": ("channel",)}
-CONFIRM_FIRST = "The home's safety policy needs the person's confirmation first. Ask them: "
 
 
 def _confirm_first(result: str | None, fallback: str) -> Step | None:

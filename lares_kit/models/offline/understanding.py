@@ -37,6 +37,7 @@ from .vocabulary import (
     ROOM_WORDS,
     STOP,
     THING_WORDS,
+    TYPE_SETTINGS,
     TYPE_WORDS,
     describe,
     has_word,
@@ -66,6 +67,8 @@ def _distinct(b: Beliefs, dev: Dev) -> set[str]:
 def _value_for(text: str, dev: Dev) -> tuple[str, Any] | None:
     # What the instruction asks of this device: (attribute, value), or None if it cannot.
     keys = set(dev.state) | ({"on"} if dev.type in ("light", "") else set())
+    if not dev.state:  # its state not shown (an overview, Home Assistant's static context): what its type has
+        keys |= set(TYPE_SETTINGS.get(dev.type, ()))
     number = re.search(r"\b(-?\d+(?:\.\d+)?)\s*(?:degrees?|°|%|percent|c)?\b", text)
     if number:
         value = float(number.group(1))

@@ -17,8 +17,8 @@ import re
 from ...wording import in_sentence
 from .reading import Beliefs
 
-__all__ = ["LIGHT_WORDS", "ROOM_SYNONYMS", "ROOM_WORDS", "STOP", "THING_WORDS", "TYPE_WORDS", "describe", "has_word",
-           "room_phrases", "rooms_in", "words_of"]
+__all__ = ["LIGHT_WORDS", "ROOM_SYNONYMS", "ROOM_WORDS", "STOP", "THING_WORDS", "TYPE_SETTINGS", "TYPE_WORDS",
+           "describe", "has_word", "room_phrases", "rooms_in", "words_of"]
 
 LIGHT_WORDS = ("light", "lights", "lamp", "lamps", "bulb", "bulbs", "lighting")
 # device type -> what people call it
@@ -31,6 +31,14 @@ TYPE_WORDS: dict[str, tuple[str, ...]] = {
     "hvac": ("air conditioning", "air conditioner", "aircon", "ac", "hvac", "cooling"),
     "sensor": ("sensor", "sensors"),
 }
+# Settings each type has, for a device whose state the request does not show (an overview, Home Assistant's
+# static context): what a command may still ask of it.
+TYPE_SETTINGS: dict[str, tuple[str, ...]] = {
+    "light": ("on", "brightness"), "switch": ("on",), "fan": ("on", "speed"), "lock": ("locked",),
+    "cover": ("position",), "blinds": ("position",), "door": ("open",), "window": ("open",), "valve": ("open",),
+    "thermostat": ("target", "mode"), "hvac": ("on", "target", "mode"), "heater": ("on", "target"),
+    "media_player": ("on", "playing", "volume", "muted"), "tv": ("on", "volume"), "speaker": ("on", "volume"),
+    "alarm": ("armed",), "vacuum": ("status",)}
 # Things people ask homes to do that a given home may not have: a mention with no match is refused.
 THING_WORDS = {w for ws in TYPE_WORDS.values() for w in ws} | {
     "coffee machine", "dishwasher", "fridge", "washing machine", "vacuum", "sprinkler", "air conditioning",
