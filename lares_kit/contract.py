@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["REFUSED_MARK", "ANSWER_MARK", "answer_in", "answered", "is_refusal", "light_to_switch", "refusal",
-           "source_line", "speaker_in", "speaker_line", "too_dark"]
+           "room_in", "room_line", "source_line", "speaker_in", "speaker_line", "too_dark"]
 
 # A call the safety policy refuses outright answers with a sentence that starts with this.
 REFUSED_MARK = "Refused by the home's safety policy"
@@ -81,6 +81,42 @@ def speaker_in(text: str) -> str:
     """
     found = _SPEAKER.search(text or "")
     return found.group(1) if found else ""
+
+
+_ROOM = re.compile(r"\bThe person is in the (.+?) \(([\w.:-]+)\)\.")
+
+
+def room_line(name: str | None, room_id: str | None = None) -> str:
+    """The sentence that tells the model where the person speaking is (" The person is in the Kitchen (kitchen).").
+
+    A voice assistant knows which satellite heard the request, so "turn on the lights" means the lights there.
+
+    Args:
+        name: The room's name; empty or None when unknown ("" is returned).
+        room_id: The room's id, said in brackets so a reader need not match names.
+
+    Examples:
+        >>> room_line("Living room", "living-room"), room_line(None)
+        (' The person is in the Living room (living-room).', '')
+    """
+    return f" The person is in the {name} ({room_id or name})." if name else ""
+
+
+def room_in(text: str, name: bool = False) -> str:
+    """The id (or name) of the room :func:`room_line` said the person is in, read from a prompt ("" if none).
+
+    Args:
+        text: A system or goal prompt.
+        name: True for the room's name (what a prompt that knows rooms by name, like Home Assistant's, matches).
+
+    Examples:
+        >>> room_in("Carry out the request." + room_line("Living room", "living-room"))
+        'living-room'
+        >>> room_in(room_line("Living room", "living-room"), name=True)
+        'Living room'
+    """
+    found = _ROOM.search(text or "")
+    return found.group(1 if name else 2) if found else ""
 
 
 def source_line(source: str) -> str:

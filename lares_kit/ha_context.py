@@ -151,7 +151,10 @@ def static_context(home: Home) -> str:
         if floor is not None:
             entry["floor"] = floor
         entries.append(entry)
-    return f"{STATIC_HEADER}\n{yaml_list(entries)}"
+    # A home that is not English says its language (as a YAML comment, so the list still reads as YAML): the
+    # recognizer reads the people's words in it, and Home Assistant's replies come in it.
+    language = f"# Language: {home.language}\n" if home.language != "en" else ""
+    return f"{STATIC_HEADER}\n{language}{yaml_list(entries)}"
 
 
 def home_clock(home: Home, monitor: Any = None) -> datetime:

@@ -25,6 +25,8 @@ from lares_kit.contract import (
     is_refusal,
     light_to_switch,
     refusal,
+    room_in,
+    room_line,
     source_line,
     speaker_in,
     speaker_line,
@@ -81,6 +83,19 @@ def test_run_agent_s_goal_prompt_names_the_speaker_the_models_read(person, sourc
     assert goal in sent  # what the model is sent, not only what the episode keeps
 
 
+@pytest.mark.parametrize("tool_set", ["lares", "ha"])
+def test_the_room_the_person_speaks_from_is_the_one_the_models_read(tool_set):
+    from lares_kit.models.offline.request import read
+
+    home = load_world("townhouse")
+    home.extra["room"] = "main-bedroom"
+    episode = run_agent("is the light on?", home, "function-calling", tool_set=tool_set)
+    assert room_in(episode.goal_prompt) == "main-bedroom" and room_in(episode.goal_prompt, name=True) == "Main bedroom"
+    sent = episode.messages(home)
+    assert read(sent).place in ("main-bedroom", "main_bedroom")  # the map's id for it, in either dialect
+    assert room_in(run_agent("hello", load_world("townhouse"), "function-calling").goal_prompt) == ""
+
+
 def test_a_goal_prompt_without_a_person_names_nobody():
     episode = run_agent("turn on the light in the kitchen", load_world("lares-home"), "function-calling")
     assert speaker_in(episode.goal_prompt) == "" and "You are talking to" not in episode.goal_prompt
@@ -123,13 +138,14 @@ def test_the_user_s_answer_is_the_one_the_models_read():
 # ------------------------------------------------------ one place per marker
 # The opening words of each contract sentence; the tests above show each comes out of its writer.
 MARKERS = [REFUSED_MARK, "You are talking to", "not from the owner of the home", CONFIRM_MARK, "in exactly these words",
-           ANSWER_MARK, "too dark to see anything"]
+           ANSWER_MARK, "too dark to see anything", "The person is in the"]
 HOMES = {"contract.py", "confirmation.py"}  # where the markers are written and parsed
 
 
 def test_the_markers_are_the_writers_words():
     written = [refusal("no."), speaker_line("amal"), source_line("guest"), confirmation_text(["x"], "Shall I?"),
-               confirmation_text(["x"], "Shall I?"), answered("yes"), too_dark("Hall", "hall-light")]
+               confirmation_text(["x"], "Shall I?"), answered("yes"), too_dark("Hall", "hall-light"),
+               room_line("Hall", "hall")]
     assert [marker in text for marker, text in zip(MARKERS, written)] == [True] * len(MARKERS)
 
 

@@ -80,13 +80,13 @@ def test_one_home_loads_as_one_world_with_its_floors_and_areas():
     assert home.devices["lock-back-door"].entity_id == "lock.back_door"
     assert home.robot.room == "kitchen"
     assert home.devices["climate-thermostat"].capabilities["target"]["high"] == 28
-    assert len(tasks) == 15 and len({t.id for t in tasks}) == 15  # one task per sentence
+    assert len(tasks) == 16 and len({t.id for t in tasks}) == 16  # one task per sentence
 
 
 def test_a_dataset_loads_every_home_and_every_domain(dataset):
     worlds, tasks = dataset
     assert sorted(worlds) == ["lares-mini-birch-flat", "lares-mini-cedar-cabin", "lares-mini-maple-house"]
-    assert len(tasks) == 30 and {t.suite for t in tasks} == {"lares-mini"}
+    assert len(tasks) == 31 and {t.suite for t in tasks} == {"lares-mini"}
     domains = {d.entity_id.split(".")[0] for w in worlds.values() for d in w.devices.values()}
     assert DOMAINS <= domains
     assert {t.category for t in tasks} == {"light", "device", "question", "media-player", "household", "cabin"}
@@ -241,7 +241,7 @@ def test_an_unmodelled_attribute_can_never_be_met(dataset):
 # ------------------------------------------------------------------ running
 def test_the_offline_model_runs_the_dataset_with_function_calling(dataset, tmp_path):
     bench = run_bench(dataset.tasks, agents=["function-calling"], models=["offline"], runs=tmp_path)
-    assert len(bench.records) == 30 and not [r["error"] for r in bench.records if r["error"]]
+    assert len(bench.records) == 31 and not [r["error"] for r in bench.records if r["error"]]
     for result in bench.results:
         assert list(result) == [*RESULT_KEYS, "collateral"] and isinstance(result["collateral"], list)
     assert all(r["oracle_steps"] >= 1 for r in bench.records)
@@ -250,7 +250,7 @@ def test_the_offline_model_runs_the_dataset_with_function_calling(dataset, tmp_p
     assert set(rows) == {t.category for t in dataset.tasks} and all("collateral" in r for r in rows.values())
     json.dumps(bench.to_json())
     again = run_bench(dataset.tasks, agents=["function-calling"], models=["offline"], runs=tmp_path)
-    assert again.resumed == 30 and again.results == bench.results  # the records read back as they were
+    assert again.resumed == 31 and again.results == bench.results  # the records read back as they were
 
 
 def test_import_writes_a_suite_lares_bench_runs(dataset, tmp_path):
@@ -317,4 +317,26 @@ def test_a_dataset_under_a_hidden_folder_still_loads_but_hidden_homes_inside_do_
     shutil.copytree(DATASET, root)
     shutil.copytree(DATASET / "cedar-cabin", root / ".git" / "cedar-cabin")
     worlds, tasks = load_ha_dataset(root)
-    assert len(worlds) == 3 and len(tasks) == 30
+    assert len(worlds) == 3 and len(tasks) == 31
+
+
+def test_context_device_says_where_the_person_is_and_the_lights_there_are_meant():
+    worlds, tasks = load_ha_dataset(MAPLE)
+    task = next(t for t in tasks if t.instruction == "turn on the lights")
+    assert task.setup.room == "kitchen" and task.expect.ha.ignore == {"light.kitchen_light": ["brightness"]}
+    bench = run_bench([task], agents=["function-calling"], runs=None)
+    record = bench.records[0]
+    assert record["success"] and record["collateral"] == []
+    assert "The person is in the Kitchen (kitchen)." in record["episode"]["goal_prompt"]
+
+
+def test_a_context_device_that_is_not_in_the_home_is_a_clear_error(tmp_path):
+    import shutil
+
+    home = tmp_path / "maple-house"
+    shutil.copytree(MAPLE, home)
+    text = (home / "lights.yaml").read_text(encoding="utf-8").replace("context_device: kitchen_satellite",
+                                                                     "context_device: attic_satellite")
+    (home / "lights.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(HADatasetError, match="context_device: expected the id of a device with an area"):
+        load_ha_dataset(home)

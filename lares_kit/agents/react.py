@@ -48,7 +48,7 @@ from ..errors import LaresError
 from ..ha_tools import HA_API_PROMPT
 from ..steps import Action, Thought, ToolCall
 from .react_parser import POLICIES, Parsed, ignored_note, parse_actions, parse_thought
-from .shared import MAX_TOKENS, AgentRun, ModelFailed, RequestOptions
+from .shared import MAX_TOKENS, AgentRun, ModelFailed, RequestOptions, where_line
 
 __all__ = ["ReactOptions", "run_react", "run_react_parallel", "describe_tools", "prompt_a", "prompt_b",
            "action_format", "executor_request", "rounds", "MAX_ITERATIONS", "ACTION_FORMATS"]
@@ -146,7 +146,7 @@ def describe_tools(schemas: list[dict[str, Any]]) -> str:
 
 
 def _speaker(run: AgentRun) -> str:
-    return speaker_line(getattr(run.toolbox.memory, "user", ""))
+    return speaker_line(getattr(run.toolbox.memory, "user", "")) + where_line(run.home)
 
 
 def _knowledge(run: AgentRun) -> list[dict[str, str]]:

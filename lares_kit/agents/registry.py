@@ -34,7 +34,7 @@ from .intent_action import run_intent_action
 from .prompts import GOAL_PROMPT, ROLE_PROMPT
 from .react import MAX_ITERATIONS, ReactOptions, run_react, run_react_parallel
 from .sage import run_sage, sage_setup
-from .shared import AgentRun, RequestOptions
+from .shared import AgentRun, RequestOptions, where_line
 
 __all__ = ["AgentSpec", "AGENTS", "DEFAULT_MAX_STEPS", "get_agent", "lares_setup"]
 
@@ -75,7 +75,8 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
                   id_enums=use_id_enums(home, episode.knowledge_format))
     # The offline model reads "You are talking to <name>." to know whose "my office" this is; the source
     # line is said to the model too (the policy is enforced in the Toolbox regardless).
-    goal = GOAL_PROMPT + speaker_line(memory.user if memory is not None else "") + source_line(episode.source)
+    goal = (GOAL_PROMPT + speaker_line(memory.user if memory is not None else "") + where_line(home)
+            + source_line(episode.source))
     return box, HA_ROLE_PROMPT if ha else ROLE_PROMPT, goal
 
 

@@ -64,7 +64,7 @@ from ..tools import StopRun, Toolbox, ask_user, halt, read_device, set_device
 from ..users import NoUser
 from .dialects import start_episode
 from .function_calling import FunctionCallingOptions, run_function_calling
-from .shared import AgentRun, ModelFailed
+from .shared import AgentRun, ModelFailed, where_line
 
 __all__ = ["run_sage", "sage_setup", "SageTree", "SubAgentFailed", "COORDINATOR_PROMPT", "SUB_AGENTS",
            "SUB_AGENT_MAX_STEPS", "UNDOCUMENTED", "CONFIRM_PROMPT", "HA_DEVICE_PROMPT"]
@@ -83,9 +83,10 @@ CONFIRM_PROMPT = (" When the device agent says the home's safety policy needs th
 GOAL = "Carry out the request that follows, one tool call at a time."
 
 
-def _goal(person: str) -> str:
-    # "You are talking to X." only when we know X: the offline model fills user_profile(person=...) from it.
-    return GOAL + speaker_line(person)
+def _goal(person: str, home: Any = None) -> str:
+    # "You are talking to X." only when we know X: the offline model fills user_profile(person=...) from it;
+    # where they are, when the run knows it.
+    return GOAL + speaker_line(person) + (where_line(home) if home is not None else "")
 
 
 # sub-agent -> (its role prompt, its tools). Each ends with halt, whose message is its answer.
@@ -152,7 +153,7 @@ class SageTree:
                       source=parent.toolbox.source, safety=parent.toolbox.safety)
         episode = start_episode("ha" if ha else "lares", request, parent.home, agent=f"sage/{kind}",
                                 model=parent.model, knowledge="latest" if ha else "none", max_steps=SUB_AGENT_MAX_STEPS,
-                                system_prompt=prompt, goal_prompt=_goal(self.memory.user))
+                                system_prompt=prompt, goal_prompt=_goal(self.memory.user, parent.home))
         sub = AgentRun(episode, parent.home, box, parent.client, parent.model, SUB_AGENT_MAX_STEPS,
                        options=FunctionCallingOptions(temperature=parent.options.temperature), server=parent.server)
         try:
@@ -241,7 +242,7 @@ def sage_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any,
         memory.user = speaker(run.home)
     tree = SageTree(run, memory, monitor)
     box = Toolbox(run.home, tools=_tools(tree), user=user, memory=memory, monitor=monitor, source=run.episode.source)
-    return box, COORDINATOR_PROMPT + (CONFIRM_PROMPT if box.safety else ""), _goal(memory.user)
+    return box, COORDINATOR_PROMPT + (CONFIRM_PROMPT if box.safety else ""), _goal(memory.user, run.home)
 
 
 def run_sage(run: AgentRun) -> None:

@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..contract import room_line
 from ..episode import Episode
 from ..errors import LaresError
 from ..home import Home
@@ -45,7 +46,7 @@ from ..steps import Error, Final, LLMCall, Question, ToolCall
 from ..tools import Toolbox
 from ..users import NoAnswer, User
 
-__all__ = ["AgentRun", "ModelFailed", "Listener", "RequestOptions", "MAX_TOKENS"]
+__all__ = ["AgentRun", "ModelFailed", "Listener", "RequestOptions", "MAX_TOKENS", "where_line"]
 
 # The Error steps of an unusable reply (the model reads them in the history and can do better next turn).
 EMPTY_REPLY = "The model sent an empty reply (no choices)."
@@ -313,3 +314,22 @@ def _json_object(raw: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def where_line(home: Any) -> str:
+    """" The person is in the Kitchen (kitchen)." when the run knows the room they speak from, else "".
+
+    A benchmark task's ``setup.room`` (a Home Assistant test's ``context_device``: the satellite that heard the
+    request) puts it in ``home.extra["room"]``.
+
+    Args:
+        home: The home of the run.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> where_line(home), (home.extra.update(room="kitchen"), where_line(home))[1]
+        ('', ' The person is in the Kitchen (kitchen).')
+    """
+    room = home.extra.get("room")
+    return room_line(home.room_name(room), room) if room in home.graph else ""

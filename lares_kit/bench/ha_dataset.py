@@ -51,7 +51,7 @@ __all__ = ["CARD", "FIXTURES", "HADataset", "HADatasetError", "ha_oracle_steps",
 
 FIXTURES = "_fixtures.yaml"
 CARD = "dataset_card.yaml"
-TEST_KEYS = {"sentences", "setup", *HA_KEYS}
+TEST_KEYS = {"sentences", "setup", "context_device", *HA_KEYS}
 ID_AT_MOST = 90  # characters of a task id; a longer sentence is cut and a short hash of it added
 
 
@@ -181,9 +181,17 @@ def _task_file(path: Path, home: Home, world: dict[str, Any], suite: str, ids: s
         for eid, change in expect.ha.changes.items():
             _ha_names(eid.split(".", 1)[0], change)
         setup = {dev: s for dev, s in states.items() if s}
+        room = None
+        if "context_device" in entry:  # the voice satellite that heard the sentence: the person is in its room
+            satellites = world.get("ha_devices") or {}
+            device = entry["context_device"]
+            v.expect(isinstance(device, str) and device in satellites, f"{key}.context_device",
+                     f"expected the id of a device with an area in this home's {FIXTURES}, got {brief(device)}")
+            room = satellites[device]
         for sentence in sentences:
             tasks.append(Task(_task_id(home.id, path.stem, sentence, ids), suite, home.id, category, sentence.strip(),
-                              Setup(states={d: dict(s) for d, s in setup.items()}), UserScript(otherwise=None), expect,
+                              Setup(states={d: dict(s) for d, s in setup.items()}, room=room),
+                              UserScript(otherwise=None), expect,
                               notes=f"{path.parent.name}/{path.name}, tests[{n}]", source=str(path), world_data=world))
     return tasks
 
@@ -248,8 +256,9 @@ def _suite_entry(task: Task, world_file: str) -> dict[str, Any]:
         expect["ha"]["expect_response"] = ha.response
     entry: dict[str, Any] = {"id": task.id, "world": world_file, "category": task.category,
                              "instruction": task.instruction}
-    if task.setup.states:
-        entry["setup"] = {"states": task.setup.states}
+    if task.setup.states or task.setup.room:
+        entry["setup"] = {**({"states": task.setup.states} if task.setup.states else {}),
+                          **({"room": task.setup.room} if task.setup.room else {})}
     return {**entry, "user": {"otherwise": None}, "expect": expect, "notes": task.notes}
 
 

@@ -287,8 +287,12 @@ def parse_ha_expect(v: Any, entry: dict[str, Any], key: str, entities: set[str])
     for eid, raw in v.mapping(entry.get("ignore_changes") or {}, f"{where}ignore_changes").items():
         at = v.key(f"{where}ignore_changes", eid)
         eid = _entity(v, eid, at, entities)
-        names = v.list(raw, at)
-        v.expect(all(isinstance(n, str) for n in names), at, "expected a list of attribute names (or state)")
+        if isinstance(raw, dict):  # {attributes: [...], state: ...}: the listed attributes, and the state if named
+            names = [*v.list(raw.get("attributes") or [], f"{at}.attributes"), *(["state"] if "state" in raw else [])]
+        else:
+            names = v.list(raw, at)
+        v.expect(all(isinstance(n, str) for n in names), at, "expected a list of attribute names (or state), or "
+                 "a mapping with attributes: [...]")
         out.ignore[eid] = list(names)
     words = entry.get("expect_response")
     words = [] if words is None else words if isinstance(words, list) else [words]

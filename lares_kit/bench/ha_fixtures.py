@@ -257,6 +257,9 @@ model the Home Assistant domain 'camera'; it models ...
                              "description": f"A Home Assistant home ({name}), imported from its fixtures."}
     if isinstance(top.get("language"), str):
         world["language"] = top["language"]
+    placed = {dev: room_of[area] for dev, area in area_of_device.items() if area is not None}
+    if placed:  # a test's context_device (the satellite that heard it) says which room the person is in
+        world["ha_devices"] = placed
     if floors:
         world["floors"] = [{"id": number, "name": floor} for floor, number in floors.items()]
     world.update(rooms=rooms, devices=devices, robot={"id": _unique("robot", taken), "name": "Robot",

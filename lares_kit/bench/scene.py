@@ -101,6 +101,8 @@ def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
     if setup.time_of_day or setup.user:
         # Kept with the home for agents that read the context (none may read the truth).
         home.extra["time_of_day"], home.extra["user"] = setup.time_of_day, setup.user
+    if setup.room:  # where the person speaks from: the goal prompt says so (lares_kit.contract.room_line)
+        home.extra["room"] = setup.room
     home.version = 0
     scene = Scene(task, seed, home, home.device_states(), {i.id: i.room for i in home.items.values()})
     rules = [(when, fill(say, scene.context, home)) for when, say in task.user.answers]

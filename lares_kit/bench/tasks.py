@@ -67,6 +67,8 @@ class Setup:
     # Who gives the instruction ("owner", "guest", "letterbox"...), for the world's safety policy
     # (lares_kit.safety); None: the owner.
     source: str | None = None
+    # The room the person speaks from (a voice assistant's satellite is there); None: not said.
+    room: str | None = None
 
 
 @dataclass
@@ -138,8 +140,9 @@ class Task:
             12
         """
         data = {k: v for k, v in asdict(self).items() if k not in ("notes", "source")}
-        if data["setup"].get("source") is None:  # added later: older tasks keep their fingerprints
-            data["setup"].pop("source", None)
+        for key in ("source", "room"):  # added later: older tasks keep their fingerprints
+            if data["setup"].get(key) is None:
+                data["setup"].pop(key, None)
         # added later: older tasks keep their fingerprints
         for key, empty in (("events", []), ("held_out", False), ("world_data", None)):
             if data[key] == empty:
@@ -212,7 +215,7 @@ def load_tasks(suites: list[str] | None = None) -> list[Task]:
 SUITE_KEYS = {"suite", "description", "world", "tasks"}
 TASK_KEYS = {"id", "world", "category", "instruction", "setup", "user", "expect", "max_steps", "notes", "events",
              "held_out"}
-SETUP_KEYS = {"shuffle", "placements", "states", "robot", "time_of_day", "user", "memory", "source"}
+SETUP_KEYS = {"shuffle", "placements", "states", "robot", "time_of_day", "user", "memory", "source", "room"}
 USER_KEYS = {"answers", "otherwise"}
 EXPECT_KEYS = {"states", "allow_changes", "unchanged", "lit", "seen", "robot", "mentions", "not_claims",
                "must_ask", "must_not_ask", "forbidden", "finished", "remembers", "fires", "ha"}
@@ -340,7 +343,8 @@ def _setup(v: Validator, raw: Any, key: str) -> Setup:
             v.fail(f"{key}.time_of_day", str(exc))
     return Setup(shuffle, placements, states, robot, time_of_day,
                  v.text(entry, "user", key, default=None), _memory(v, entry.get("memory"), f"{key}.memory"),
-                 source=v.text(entry, "source", key, default=None))
+                 source=v.text(entry, "source", key, default=None),
+                 room=v.room(entry["room"], f"{key}.room") if "room" in entry else None)
 
 
 def _memory(v: Validator, raw: Any, key: str) -> dict[str, Any] | None:

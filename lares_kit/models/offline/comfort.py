@@ -111,11 +111,18 @@ def _sensors(b: Beliefs, room: str) -> list[Dev]:
     return [d for d in b.devices.values() if d.room == room and d.type == "sensor"]
 
 
-def _read_result(b: Beliefs, device: str) -> str | None:
+def _reading_text(state: dict[str, object]) -> str:
+    # A sensor's known state written as read_device writes its readings (parse_readings reads it back).
+    units = {"temperature": " °C", "humidity": "%", "co2": " ppm"}
+    return "Readings: " + ", ".join(f"{k} {v}{units.get(k, '')}" for k, v in state.items() if k in units) + "."
+
+
+def _read_result(b: Beliefs, device: str, live: bool = False) -> str | None:
     for call in reversed(b.calls):
         if norm(call.name) == "readdevice" and str(call.arg("device_id")) == device and call.ok:
             return call.result
-    return None
+    state = b.devices[device].state if live and device in b.devices else {}
+    return _reading_text(state) if state else None
 
 
 def _of(b: Beliefs, room: str, kind: str) -> Dev | None:
@@ -176,19 +183,22 @@ def _changes(b: Beliefs, room: str, problems: dict[str, bool], r: Readings) -> l
     return changes
 
 
-def comfort_step(b: Beliefs, goal: Goal) -> tuple[str, object, str]:
+def comfort_step(b: Beliefs, goal: Goal, can: set[str] | None = None) -> tuple[str, object, str]:
     """The next step of a comfort goal: ``("read", sensor id, why)``, ``("changes", [Change], reason)``
     or ``("say", message, why)``.
 
     Args:
         b: what the model read from the request: the instruction, the map, and this task's calls and answers so far.
         goal: the comfort goal from :func:`recognise_comfort` (room in ``target``, feeling in ``condition``).
+        can: the offered tools' names, normalised; without ``readdevice`` (Home Assistant's dialect) a sensor's
+            state the live context gave is its reading. None: read every sensor.
     """
     room = goal.target[0]
+    live = can is not None and "readdevice" not in can  # the readings are the states a live context reported
     name = b.rooms[room].name if room in b.rooms else room
     sensors = _sensors(b, room)
     for sensor in sensors:
-        if _read_result(b, sensor.id) is None:
+        if _read_result(b, sensor.id, live) is None:
             return ("read", sensor.id, f"To judge the air in the {name} I first read its {sensor.name.lower()}.")
     if not sensors:  # no sensor: go by what the user said
         felt = {"stuffy": {"stale": True}, "humid": {"humid": True}, "hot": {"hot": True}, "cold": {"cold": True}}
@@ -204,7 +214,7 @@ def comfort_step(b: Beliefs, goal: Goal) -> tuple[str, object, str]:
             return ("say", f"You said the {name} feels {goal.condition}, but it has no sensor; {missing}",
                     "Nothing in that room can help.")
         return ("changes", changes, f"The {name} has no sensor, so I went by what you said. ")
-    readings = [parse_readings(_read_result(b, s.id) or "") for s in sensors]
+    readings = [parse_readings(_read_result(b, s.id, live) or "") for s in sensors]
     problems = {k: any(_judge(r, goal.condition)[0][k] for r in readings) for k in ("hot", "cold", "humid", "stale")}
     said = "; ".join(", ".join(_judge(r, goal.condition)[1]) for r in readings)
     reading = f"The {name} reads {said}."

@@ -68,15 +68,18 @@ def _names(entry: dict[str, Any]) -> list[str]:
     return [n.strip() for n in str(entry.get("names", "")).split(",") if n.strip()]
 
 
-def read_static_context(text: str) -> tuple[dict[str, Room], dict[str, Dev]] | None:
-    """Rooms and devices (states unknown) from a system prompt holding Home Assistant's static context, or None.
+def read_static_context(text: str) -> tuple[dict[str, Room], dict[str, Dev], dict[int, list[str]]] | None:
+    """Rooms, devices (states unknown) and floors from a system prompt holding Home Assistant's static context.
+
+    Floors are numbered in the order the context first names them; None when there is no static context.
 
     Args:
         text: a system message's text; the context starts at its ``Static Context:`` line.
 
     Examples:
-        >>> rooms, devices = read_static_context("Static Context: An overview...\\n- names: Kitchen Light, Spots\\n"
-        ...                                      "  domain: light\\n  areas: Kitchen\\n")
+        >>> text = ("Static Context: An overview...\\n- names: Kitchen Light, Spots\\n  domain: light\\n"
+        ...         "  areas: Kitchen\\n")
+        >>> rooms, devices, floors = read_static_context(text)
         >>> list(rooms), devices["kitchen_light"].aliases, devices["kitchen_light"].type
         (['kitchen'], ['Spots'], 'light')
     """
@@ -88,16 +91,20 @@ def read_static_context(text: str) -> tuple[dict[str, Room], dict[str, Dev]] | N
     counts: dict[str, int] = {}
     for e in entries:
         counts[object_id(_names(e)[0])] = counts.get(object_id(_names(e)[0]), 0) + 1
+    floors: dict[str, int] = {}  # floor name -> its number, in the order the context first names them
     for e in entries:
         names, area = _names(e), str(e.get("areas") or "").split(",")[0].strip()
         room = object_id(area) if area else None
+        floor = str(e["floor"]).strip() if e.get("floor") is not None else None
+        if floor is not None:
+            floors.setdefault(floor, len(floors))
         if room and room not in rooms:
-            rooms[room] = Room(room, area)
+            rooms[room] = Room(room, area, floor=floors.get(floor) if floor is not None else None)
         base = object_id(names[0])
         dev_id = base if counts[base] == 1 else f"{base}@{room}"
         domain = str(e.get("domain", ""))
         devices[dev_id] = Dev(dev_id, names[0], HA_DOMAINS.get(domain, domain), room, names[1:], {})
-    return rooms, devices
+    return rooms, devices, {number: [name] for name, number in floors.items()}
 
 
 def _find(b: Beliefs, name: Any, area: Any) -> list[Dev]:
@@ -144,6 +151,8 @@ def _setting(intent: str, call: Call, dev: Dev) -> tuple[str, Any] | None:
     for (attribute, value), tool in _SWITCHES.items():
         if intent == norm(tool) and attribute in ("playing", "status"):
             return attribute, value
+    if intent == "hasslistadditem" and call.arg("item"):
+        return "items", {"add": str(call.arg("item"))}
     return None
 
 
@@ -230,8 +239,9 @@ def ha_intent(b: Beliefs, action: str, args: dict[str, Any]) -> tuple[str, dict[
     target: dict[str, Any] = {"name": dev.name}
     if len(_find(b, dev.name, None)) > 1 and dev.room in b.rooms:
         target["area"] = b.rooms[dev.room].name
-    if (attribute, value) in _SWITCHES:
-        tool, extra = _SWITCHES[(attribute, value)], {}
+    switch = _SWITCHES.get((attribute, value)) if isinstance(value, (bool, int, float, str)) else None
+    if switch is not None:
+        tool, extra = switch, {}
         if tool in ("HassTurnOn", "HassTurnOff"):
             extra = {"domain": [domain_of(dev.type, dev.state)]}
     elif attribute in _VALUES:

@@ -23,10 +23,11 @@ With any other format every state is known and none of this changes a reply.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from .reading import Beliefs, norm
-from .vocabulary import rooms_in, words_of
+from .reading import Beliefs, Dev, norm
+from .vocabulary import TYPE_WORDS, rooms_in, words_of
 
 __all__ = ["LIVE_TOOL", "MAX_FETCHES", "live_context_step"]
 
@@ -57,7 +58,12 @@ def live_context_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
     if len(fetched) >= MAX_FETCHES:
         return None
     asked = {str(c.arg("room")) for c in fetched}
-    rooms, _ = rooms_in(words_of(b.instruction), b)
+    said = words_of(b.instruction)
+    rooms, _ = rooms_in(said, b)
+    asks = b.instruction.rstrip().endswith("?") or re.match(r"(is|are|what|which|how|does|do|any)\b", said)
+    if not rooms and asks:  # a question that names no room: the rooms of the devices it names ("is the towel rail on?")
+        rooms = list(dict.fromkeys(d.room for d in b.devices.values() if d.room in b.rooms and any(
+            re.search(rf"\b{re.escape(n)}\b", said) for n in _called(d))))
     if not rooms and b.robot in b.rooms:
         rooms = [b.robot]
     for room in rooms:
@@ -67,3 +73,10 @@ def live_context_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
             return ("live", {"room": room, "area": name},
                     f"The knowledge lists the devices in the {name} without their states, so I ask for them first.")
     return None
+
+
+def _called(d: Dev) -> list[str]:
+    # What a question may call a device: its name and aliases, and the name without its type ("the front door").
+    names = [words_of(n) for n in (d.name, *d.aliases) if words_of(n)]
+    kind = set(TYPE_WORDS.get(d.type, ())) | {words_of(d.type)}
+    return names + [n.rsplit(" ", 1)[0] for n in names if " " in n and n.rsplit(" ", 1)[1] in kind]

@@ -345,7 +345,7 @@ _STEP_ACTIONS = {"read": ("read", "readdevice"), "recall": ("recall", "recall"),
 def _step(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
     """Intentions for the goals whose rules live in comfort, remembering and compound."""
     if goal.kind == "comfort":
-        kind, payload, why = comfort_step(b, goal)
+        kind, payload, why = comfort_step(b, goal, can)
     elif goal.kind == "contradiction":
         kind, payload, why = contradiction_step(b, goal, can)
     else:

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...contract import answer_in, light_to_switch, speaker_in
+from ...contract import answer_in, light_to_switch, room_in, speaker_in
 
 __all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "apply_facts", "merge_live_context", "norm", "note_lit",
            "read_request", "text_of"]
@@ -121,6 +121,7 @@ class Beliefs:
     speaker: str = ""  # who gives the instruction: lares_kit.contract.speaker_in of a system message ("" unknown)
     language: str = "en"  # the home's language (the knowledge's "language"; English when it says none)
     floors: dict[int, list[str]] = field(default_factory=dict)  # floor number -> its name and aliases, when named
+    place: str = ""  # the room the person speaks from: lares_kit.contract.room_in of a system message ("" unknown)
 
     def lights_in(self, room: str) -> list[Dev]:
         return [d for d in self.devices.values() if d.room == room and d.type == "light"]
@@ -396,6 +397,8 @@ def read_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | N
     for m in messages:  # the agent may say who is speaking (memory: "my office", "my usual")
         if m.get("role") == "system" and (who := speaker_in(text_of(m.get("content")))):
             beliefs.speaker = who
+        if m.get("role") == "system" and (where := room_in(text_of(m.get("content")))):
+            beliefs.place = where
     if facts:
         apply_facts(beliefs)
     return beliefs

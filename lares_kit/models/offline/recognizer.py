@@ -43,7 +43,7 @@ from ...ha_domains import device_class_of, domain_of
 from ...languages import LanguageError, intents_for
 from .goals import WHICH_ONE, Change, Goal, which_one
 from .reading import Beliefs, Dev
-from .responses import error_reply, intent_reply, state_reply
+from .responses import error_reply, intent_reply, state_reply, yes_no
 from .vocabulary import ROOM_SYNONYMS, TYPE_SETTINGS, words_of
 
 __all__ = ["recognise_intent", "recognize", "switch_change"]
@@ -53,7 +53,8 @@ _CLARIFYING = (WHICH_ONE, "Which room do you mean", "What temperature shall I se
 # Intents that change something, and the intents that read.
 _SETTERS = {"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition", "HassClimateSetTemperature",
             "HassSetVolume", "HassMediaPause", "HassMediaUnpause", "HassMediaPlayerMute", "HassMediaPlayerUnmute",
-            "HassFanSetSpeed", "HassVacuumStart", "HassVacuumReturnToBase", "HassListAddItem"}
+            "HassFanSetSpeed", "HassVacuumStart", "HassVacuumReturnToBase", "HassListAddItem",
+            "HassShoppingListAddItem"}
 _READERS = {"HassGetState", "HassClimateGetTemperature"}
 # English words that make a target plural: "the lights", "all", "every"
 # ("blinds", "curtains" and "shutters" name one set as often as several: not plural)
@@ -136,8 +137,11 @@ def recognize(b: Beliefs) -> tuple[Any, dict[str, tuple[str, ...]]] | None:
     from hassil import recognize_best
 
     lists, names = _slot_lists(_key(b))
+    room = b.rooms.get(b.place)  # where the person speaks from: "turn on the lights" means the lights there
+    context = {"area": {"value": room.id, "text": room.name}} if room else None
     for said in dict.fromkeys([text, _main_clause(text, b.language)]):
-        result = recognize_best(said, intents, slot_lists=lists, language=b.language) if said else None
+        result = recognize_best(said, intents, slot_lists=lists, language=b.language,
+                                intent_context=context) if said else None
         if result is not None:
             return result, names
     return None
@@ -266,7 +270,7 @@ def _changes(intent: str, result: Any, devices: list[Dev]) -> list[Change] | Non
                           else Change(d.id, "speed", int(round(pct * 3 / 100)))]
         elif intent in ("HassVacuumStart", "HassVacuumReturnToBase") and d.type == "vacuum":
             found_list = [Change(d.id, "status", "cleaning" if intent == "HassVacuumStart" else "returning")]
-        elif intent == "HassListAddItem" and d.type == "todo" and _value(result, "item"):
+        elif intent in ("HassListAddItem", "HassShoppingListAddItem") and d.type == "todo" and _value(result, "item"):
             found_list = [Change(d.id, "items", {"add": str(_value(result, "item")).strip()})]
         else:
             found_list = []
@@ -305,11 +309,15 @@ def recognise_intent(b: Beliefs) -> Goal | None:
     if intent not in _SETTERS | _READERS:
         return None  # timers, weather, the date, broadcasts...: the rules say what the home cannot do
     if intent in _READERS:
-        if b.language == "en":
-            return None
         devices = _targets(b, result, names)
-        return Goal("question", message=state_reply(b, result, devices))
+        if b.language != "en":
+            return Goal("question", message=state_reply(b, result, devices))
+        answer = yes_no(b, result, devices)  # English: "is it on?" gets a yes or a no; the rules answer the rest
+        return Goal("question", message=answer) if answer else None
     devices = _targets(b, result, names)
+    if intent == "HassShoppingListAddItem":  # "the shopping list": the to-do list called so, else the only one
+        lists = [d for d in b.devices.values() if d.type == "todo"]
+        devices = [d for d in lists if "shopping" in words_of(d.name)] or (lists if len(lists) == 1 else [])
     if not devices:
         return Goal("refuse", message=error_reply(b, result)) if b.language != "en" else None
     plural = b.language != "en" or _PLURAL.search(words_of(b.instruction)) is not None

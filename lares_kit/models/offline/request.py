@@ -13,12 +13,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...contract import room_in
 from .ha_reading import STATIC_TAG, read_static_context, translate_calls
 from .reading import Beliefs, Call, apply_facts, read_request, text_of
 
 __all__ = ["read"]
 
-_LANGUAGE = re.compile(r"(?im)^\s*language:\s*([A-Za-z]{2,3}(?:[-_][A-Za-z]{2,4})?)\s*$")
+_LANGUAGE = re.compile(r"(?im)^\s*#?\s*language:\s*([A-Za-z]{2,3}(?:[-_][A-Za-z]{2,4})?)\s*$")
 
 
 def read(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
@@ -44,10 +45,14 @@ def read(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = No
         if m.get("role") == "system" and STATIC_TAG in body and b.mode == "none":
             static = read_static_context(body)
             if static is not None:
-                b.rooms, b.devices = static
+                b.rooms, b.devices, b.floors = static
                 b.mode, b.robot = "latest", None
                 if said := _LANGUAGE.search(body):
                     b.language = said.group(1)
+    if b.place and b.place not in b.rooms:  # Home Assistant's areas are known by name
+        named = next((room_in(text_of(m.get("content")), name=True) for m in messages if m.get("role") == "system"
+                      and room_in(text_of(m.get("content")))), "")
+        b.place = next((r.id for r in b.rooms.values() if r.name.lower() == named.lower()), "")
     translate_calls(b)
     apply_facts(b)
     return b

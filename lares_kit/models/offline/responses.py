@@ -20,9 +20,11 @@ from typing import Any
 
 from ...ha_domains import domain_of, to_ha
 from ...languages import LanguageError, responses_for
+from ...wording import agree
 from .reading import Beliefs, Dev
+from .vocabulary import describe, state_words
 
-__all__ = ["error_reply", "intent_reply", "render", "state_reply"]
+__all__ = ["error_reply", "intent_reply", "render", "state_reply", "yes_no"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -131,3 +133,45 @@ def error_reply(b: Beliefs, result: Any) -> str:
     return render(template, area=area, floor=slots.get("floor"), entity=slots.get("name"),
                   domain=str(slots.get("domain") or ""), device_class=slots.get("device_class")) or \
         "I could not find a device that fits."
+
+
+# A binary sensor's on/off as the state words a question uses ("is the door open?"), by device class
+_SENSED = {"door": ("open", "closed"), "window": ("open", "closed"), "garage_door": ("open", "closed"),
+           "opening": ("open", "closed"), "lock": ("unlocked", "locked"), "moisture": ("wet", "dry")}
+
+
+def _is(d: Dev, wanted: str) -> bool | None:
+    # Is the device in the HA state a question asks about? None when the model does not know its state.
+    if not d.state:
+        return None
+    text = to_ha(d.type, d.state)[0]
+    if d.type == "binary_sensor" and str(d.state.get("device_class")) in _SENSED:
+        text = _SENSED[str(d.state["device_class"])][0 if d.state.get("on") else 1]
+    return text == wanted or (wanted == "on" and text in ("playing", "paused", "heat", "cool", "auto"))
+
+
+def yes_no(b: Beliefs, result: Any, devices: list[Dev]) -> str:
+    """An English yes or no to a state question hassil read ("is the front door locked?"), with what was found.
+
+    Args:
+        b: what the model read from the request (how a device is named).
+        result: hassil's match; only a question with a ``state`` slot (a yes/no question) is answered.
+        devices: the devices the question is about.
+
+    Returns:
+        "Yes, the front door lock in the Hall is locked." and the like, or "" to leave the question to the rules
+        (no state asked about, no device, or a state the model does not know).
+    """
+    if "state" not in result.entities or not devices or result.response not in ("one_yesno", "any", "all"):
+        return ""  # "which lights are on?", "how many...": the rules list them
+    wanted = str(result.entities["state"].value)
+    found = [_is(d, wanted) for d in devices]
+    if None in found:
+        return ""
+    said = [f"{describe(b, d.id)} {agree(describe(b, d.id), 'is')} {state_words(d)}" for d in devices]
+    if len(devices) == 1:
+        return f"{'Yes' if found[0] else 'No'}, {said[0]}."
+    if result.response == "all":
+        return ("Yes, all of them: " if all(found) else "No: ") + "; ".join(said) + "."
+    hits = [s for s, f in zip(said, found) if f]
+    return ("Yes: " + "; ".join(hits) + ".") if hits else f"No, none of them is {wanted}."

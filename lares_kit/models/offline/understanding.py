@@ -43,6 +43,8 @@ from .vocabulary import (
     has_word,
     room_phrases,
     rooms_in,
+    state_words,
+    with_digits,
     words_of,
 )
 
@@ -69,6 +71,7 @@ def _value_for(text: str, dev: Dev) -> tuple[str, Any] | None:
     keys = set(dev.state) | ({"on"} if dev.type in ("light", "") else set())
     if not dev.state:  # its state not shown (an overview, Home Assistant's static context): what its type has
         keys |= set(TYPE_SETTINGS.get(dev.type, ()))
+    text = with_digits(text)  # "forty percent"
     number = re.search(r"\b(-?\d+(?:\.\d+)?)\s*(?:degrees?|°|%|percent|c)?\b", text)
     if number:
         value = float(number.group(1))
@@ -80,6 +83,8 @@ def _value_for(text: str, dev: Dev) -> tuple[str, Any] | None:
         return "locked", False
     if re.search(r"\block(ed)?\b", text) and "locked" in keys:
         return "locked", True
+    if re.search(r"\bhalf ?way\b|\bhalf (?:open|closed|shut)\b", text) and "position" in keys:
+        return "position", 50
     for word, opened in (("open", True), ("close", False), ("shut", False)):
         if re.search(rf"\b{word}\b", text) and not re.search(r"\bshut (off|down)\b", text):
             if "open" in keys:
@@ -339,6 +344,11 @@ def understand(b: Beliefs) -> Goal:
             return Goal("find", target=target, target_text=phrase,
                         then=onoff.group(1) if onoff and re.search(r"\blight|lamp", text) else "report")
     rooms, rest = rooms_in(text, b)
+    level = re.search(r"\b(downstairs|upstairs)\b", rest)
+    if level and not rooms and b.rooms and all(r.floor is None for r in b.rooms.values()):
+        # the map says no floors: which rooms are "downstairs" is a guess, so ask (not every light in the home)
+        return Goal("clarify", question=f"Which room do you mean by {level.group(1)}? I was not told which floor "
+                                        "each room is on.")
     devices, problem = _devices_for(text, b, rooms, rest)
     if re.match(r"(which|what|where|is|are|how|who|does|do|any|tell me|list)\b", text) or b.instruction.endswith("?"):
         return Goal("question", message=_answer(text, b, rooms, devices))
@@ -429,9 +439,5 @@ def _answer(text: str, b: Beliefs, rooms: list[str], devices: list[Dev]) -> str:
             return (f"These lights are {state}: " + "; ".join(hits) + ".") if hits else f"No lights are {state}."
         return (f"I am a rule-based teaching stand-in and {NOT_UNDERSTOOD} that question. I can answer which "
                 "lights are on or off, where the robot is, which rooms there are, and a device's state.")
-    flags = {"on": ("on", "off"), "open": ("open", "closed"), "locked": ("locked", "unlocked")}
-    return " ".join(f"{capitalise(describe(b, d.id))} {agree(describe(b, d.id), 'is')} " +
-                    ", ".join(flags[k][0 if v else 1] if k in flags and isinstance(v, bool)
-                              else f"{k.replace('_', ' ')} {str(v).rstrip('.')}"  # "next event ...", no ".."
-                              for k, v in d.state.items()) + "."
-                    for d in asked)
+    return " ".join(f"{capitalise(describe(b, d.id))} {agree(describe(b, d.id), 'is')} {state_words(d)}."
+                    if d.state else f"I do not know the state of {describe(b, d.id)}." for d in asked)

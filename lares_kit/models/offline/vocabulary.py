@@ -15,10 +15,10 @@ import functools
 import re
 
 from ...wording import in_sentence
-from .reading import Beliefs
+from .reading import Beliefs, Dev
 
 __all__ = ["LIGHT_WORDS", "ROOM_SYNONYMS", "ROOM_WORDS", "STOP", "THING_WORDS", "TYPE_SETTINGS", "TYPE_WORDS",
-           "describe", "has_word", "room_phrases", "rooms_in", "words_of"]
+           "describe", "has_word", "room_phrases", "rooms_in", "state_words", "with_digits", "words_of"]
 
 LIGHT_WORDS = ("light", "lights", "lamp", "lamps", "bulb", "bulbs", "lighting")
 # device type -> what people call it
@@ -161,3 +161,75 @@ def rooms_in(text: str, b: Beliefs) -> tuple[list[str], str]:
                 text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
     rooms = [r for _, r in sorted(found)]
     return list(dict.fromkeys(rooms)), text
+
+
+_FLAGS = {"on": ("on", "off"), "open": ("open", "closed"), "locked": ("locked", "unlocked"), "armed": ("armed",
+          "disarmed"), "playing": ("playing", "paused"), "muted": ("muted", "not muted")}
+# What a binary sensor's on and off mean, by its device class (Home Assistant's classes)
+_SENSED = {"door": ("open", "closed"), "window": ("open", "closed"), "garage_door": ("open", "closed"),
+           "opening": ("open", "closed"), "motion": ("detecting motion", "clear"), "occupancy": ("occupied", "clear"),
+           "presence": ("home", "away"), "moisture": ("wet", "dry"), "smoke": ("detecting smoke", "clear"),
+           "lock": ("unlocked", "locked"), "battery": ("low", "normal"), "problem": ("reporting a problem", "OK")}
+
+
+def state_words(dev: Dev) -> str:
+    """A device's state as a sentence says it: "on", "open", "locked, volume 20", "detecting motion".
+
+    Args:
+        dev: the device, with the state the model knows (keys it does not know are left out).
+
+    Examples:
+        >>> state_words(Dev("d", "Porch door", "binary_sensor", "p", state={"on": False, "device_class": "door"}))
+        'closed'
+        >>> state_words(Dev("t", "TV", "tv", "l", state={"on": True, "volume": 20}))
+        'on, volume 20'
+        >>> state_words(Dev("s", "Humidity", "sensor", "b", state={"humidity": 62, "unit": "%"}))
+        'humidity 62%'
+    """
+    state = dev.state
+    if dev.type == "binary_sensor" and isinstance(state.get("on"), bool):
+        words = _SENSED.get(str(state.get("device_class")), ("on", "off"))
+        return words[0 if state["on"] else 1]
+    parts = []
+    for key, value in state.items():
+        if key in ("unit", "device_class", "unlisted"):
+            continue
+        if key in _FLAGS and isinstance(value, bool):
+            parts.append(_FLAGS[key][0 if value else 1])
+        elif key == "items" and isinstance(value, list):
+            parts.append(f"{len(value)} item{'s' if len(value) != 1 else ''}")
+        else:  # "next event ...": no ".." at the end; a Home Assistant sensor says its unit
+            unit = str(state.get("unit") or "") if dev.type == "sensor" else ""
+            parts.append(f"{key.replace('_', ' ')} {str(value).rstrip('.')}{unit if unit == '%' else f' {unit}'}"
+                         .rstrip())
+    return ", ".join(parts)
+
+
+_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_NUMBER = re.compile(r"\b(?:(" + "|".join(_TENS[2:]) + r")(?:[ -](" + "|".join(_ONES[1:10]) + r"))?|("
+                     + "|".join(sorted(_ONES, key=len, reverse=True)) + r")|(a |one )?hundred)"
+                     r"(?=\s*(?:percent|per cent|%|degrees?|°))")
+
+
+def with_digits(text: str) -> str:
+    """English number words before a unit written as digits, for the rules: "forty percent" -> "40 percent".
+
+    Args:
+        text: an instruction, already in :func:`words_of` form.
+
+    Examples:
+        >>> with_digits("dim the lights to forty five percent"), with_digits("heat it to twenty degrees")
+        ('dim the lights to 45 percent', 'heat it to 20 degrees')
+        >>> with_digits("turn on one of the lamps")
+        'turn on one of the lamps'
+
+    """
+    def value(m: re.Match) -> str:
+        tens, ones, single, _ = m.groups()
+        if tens:
+            return str(_TENS.index(tens) * 10 + (_ONES.index(ones) if ones else 0))
+        return str(_ONES.index(single)) if single else "100"
+
+    return _NUMBER.sub(value, text)
