@@ -25,6 +25,8 @@ Examples:
     ('light', {'on': True, 'brightness': 50})
     >>> to_ha("lock", {"locked": False})
     ('unlocked', {})
+    >>> to_ha("light", {"on": True, "color": "red"}), from_ha("light", "on", {"rgb_color": [255, 0, 0]})
+    (('on', {'rgb_color': [255, 0, 0]}), ('light', {'on': True, 'color': 'red'}))
 """
 
 from __future__ import annotations
@@ -33,7 +35,13 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["DOMAINS", "HA_DOMAINS", "domain_of", "entity_id", "from_ha", "object_id", "to_ha", "type_for"]
+__all__ = ["COLORS", "DOMAINS", "HA_DOMAINS", "domain_of", "entity_id", "from_ha", "object_id", "to_ha", "type_for"]
+
+# The colour names Home Assistant's sentences use, as the RGB it sets (the CSS colours of those names).
+COLORS: dict[str, tuple[int, int, int]] = {
+    "white": (255, 255, 255), "black": (0, 0, 0), "red": (255, 0, 0), "orange": (255, 165, 0),
+    "yellow": (255, 255, 0), "green": (0, 128, 0), "blue": (0, 0, 255), "purple": (128, 0, 128),
+    "brown": (165, 42, 42), "pink": (255, 192, 203), "turquoise": (64, 224, 208)}
 
 # lares_kit device type -> Home Assistant domain. A type not listed is a switch when it can be switched on.
 DOMAINS: dict[str, str] = {
@@ -153,6 +161,13 @@ def entity_id(device_type: str, name: str, state: dict[str, Any] | None = None, 
     return found
 
 
+def _rgb(color: Any) -> list[int]:
+    # a colour name (or "r,g,b") as HA's rgb_color
+    if str(color).lower() in COLORS:
+        return list(COLORS[str(color).lower()])
+    return [int(float(c)) for c in str(color).split(",")[:3]]
+
+
 def _pct_to_255(value: Any) -> int:
     return int(round(float(value) * 255 / 100 + 1e-9))
 
@@ -191,6 +206,8 @@ def to_ha(device_type: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]
         text = "on" if state.get("on") else "off"
         if domain == "light" and state.get("on") and "brightness" in state:
             attrs["brightness"] = _pct_to_255(state["brightness"])
+        if domain == "light" and state.get("on") and state.get("color"):
+            attrs["rgb_color"] = _rgb(state["color"])
         if domain == "fan" and "percentage" in state:
             attrs["percentage"] = state["percentage"]
         elif domain == "fan" and "speed" in state:
@@ -301,6 +318,9 @@ def from_ha(domain: str, state: str, attributes: dict[str, Any] | None = None) -
         out["on"] = text == "on"
         if domain == "light" and attrs.get("brightness") is not None:
             out["brightness"] = _255_to_pct(attrs["brightness"])
+        if domain == "light" and isinstance(attrs.get("rgb_color"), (list, tuple)) and len(attrs["rgb_color"]) == 3:
+            rgb = tuple(int(c) for c in attrs["rgb_color"])
+            out["color"] = next((n for n, c in COLORS.items() if c == rgb), ",".join(map(str, rgb)))
         if domain == "fan" and attrs.get("percentage") is not None:
             out["percentage"] = _number(attrs["percentage"])
     elif domain in ("cover", "valve"):

@@ -92,9 +92,18 @@ def _needs(home: Home, d: Device, domains: tuple[str, ...], attribute: str, tool
 
 def _light_set(home: Home, d: Device, args: dict[str, Any]) -> dict[str, Any]:
     _needs(home, d, ("light",), "on", "HassLightSet")
-    level = _percent(args["brightness"], "brightness")
-    return {"on": False} if level == 0 else {"on": True, "brightness": _checked(home, d, "brightness", level,
-                                                                               "brightness")}
+    if args.get("brightness") is None and not args.get("color"):
+        raise ToolError("HassLightSet needs a brightness (0-100) or a color (a name such as red).")
+    change: dict[str, Any] = {"on": True}
+    if args.get("color"):
+        _needs(home, d, ("light",), "color", "HassLightSet")
+        change["color"] = _checked(home, d, "color", str(args["color"]).strip().lower(), "color")
+    if args.get("brightness") is not None:
+        level = _percent(args["brightness"], "brightness")
+        if level == 0:
+            return {"on": False}
+        change["brightness"] = _checked(home, d, "brightness", level, "brightness")
+    return change
 
 
 def _position(home: Home, d: Device, args: dict[str, Any]) -> dict[str, Any]:

@@ -108,18 +108,19 @@ def HassTurnOff(home: Home, name: str | None = None, area: str | None = None, fl
     return _act(home, "HassTurnOff", dict(name=name, area=area, floor=floor, domain=domain, device_class=device_class))
 
 
-def HassLightSet(home: Home, brightness: int, name: str | None = None, area: str | None = None,
-                 floor: str | None = None) -> str:
-    """Sets the brightness of a light, or of the lights in an area, in percent (0 switches it off).
+def HassLightSet(home: Home, brightness: int | None = None, color: str | None = None, name: str | None = None,
+                 area: str | None = None, floor: str | None = None) -> str:
+    """Sets the brightness (in percent; 0 switches it off) or the colour of a light, or of the lights in an area.
 
     Args:
         home: The home the tool acts in; supplied by the toolkit, never shown to the model.
         brightness: The brightness in percent, from 0 to 100.
+        color: A colour name such as "red" or "blue", for a light that takes colours.
         name: The light's name, as the static context lists it.
         area: The area the light is in, or the area whose lights to set.
         floor: The floor whose lights to set, when the home names its floors.
     """
-    return _act(home, "HassLightSet", dict(brightness=brightness, name=name, area=area, floor=floor))
+    return _act(home, "HassLightSet", dict(brightness=brightness, color=color, name=name, area=area, floor=floor))
 
 
 def HassSetPosition(home: Home, position: int, name: str | None = None, area: str | None = None,

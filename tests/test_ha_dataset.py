@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lares_kit import Toolbox
+from lares_kit import Toolbox, run_agent
 from lares_kit.bench import run_bench
 from lares_kit.bench.checks import Outcome, run_checks
 from lares_kit.bench.ha_dataset import HADatasetError, import_ha, load_ha_dataset
@@ -232,10 +232,23 @@ def test_ignore_changes_is_honoured_and_may_name_the_state(dataset):
 
 def test_an_unmodelled_attribute_can_never_be_met(dataset):
     t = by_sentence(dataset.tasks, "turn on the kitchen light")
+    warm = {"light.kitchen_light": {"state": "on", "attributes": {"color_temp_kelvin": 2700}}}
+    t = replace(t, expect=replace(t.expect, ha=HAExpect(warm)))
+    result = verdicts(t, play(t, [("set_light", {"light_id": "light-kitchen-light", "on": True})]))["ha_state"]
+    assert not result.passed and "color_temp_kelvin is absent, expected 2700" in result.reason
+
+
+def test_a_light_takes_the_colours_home_assistant_names():
+    # HA's datasets set a colour on any light; the check compares HA's rgb_color
+    t = by_sentence(load_ha_dataset(DATASET).tasks, "turn on the kitchen light")
     red = {"light.kitchen_light": {"state": "on", "attributes": {"rgb_color": [255, 0, 0]}}}
     t = replace(t, expect=replace(t.expect, ha=HAExpect(red)))
-    result = verdicts(t, play(t, [("set_light", {"light_id": "light-kitchen-light", "on": True})]))["ha_state"]
-    assert not result.passed and "rgb_color is absent, expected [255, 0, 0]" in result.reason
+    moves = [("set_device", {"device_id": "light-kitchen-light", "attribute": "color", "value": "red"}),
+             ("set_light", {"light_id": "light-kitchen-light", "on": True})]
+    assert verdicts(t, play(t, moves))["ha_state"].passed
+    home = task_home(t)
+    ep = run_agent("set the kitchen light to red", home, agent="function-calling", tool_set="ha")
+    assert home.devices["light-kitchen-light"].state["color"] == "red", ep.final_message
 
 
 # ------------------------------------------------------------------ running

@@ -260,7 +260,8 @@ def test_get_live_context_reports_ha_states_and_filters(flat):
     ("HassMediaNext", {"name": "tv"}, "has no track to skip"),
     ("HassListAddItem", {"item": "milk", "name": "todo"}, "There is no list called 'todo'. Lists: Shopping list."),
     ("HassTurnOn", {"name": 3}, "'name' must be a string"),
-    ("HassLightSet", {"name": "lamp"}, "HassLightSet needs the argument 'brightness'"),
+    ("HassLightSet", {"name": "lamp"}, "HassLightSet needs a brightness (0-100) or a color"),
+    ("HassLightSet", {"name": "lamp", "color": "red"}, "has no color setting"),
 ])
 def test_a_mistake_is_a_json_error_sentence(flat, tool, args, words):
     before = flat.device_states()

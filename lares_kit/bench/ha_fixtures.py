@@ -35,7 +35,7 @@ import unicodedata
 from typing import Any
 
 from ..errors import DataFileError, brief
-from ..ha_domains import from_ha
+from ..ha_domains import COLORS, from_ha
 from .ha_diff import state_text
 from .validate import Validator
 
@@ -229,8 +229,8 @@ model the Home Assistant domain 'camera'; it models ...
         area = ent.get("area") if ent.get("area") is not None else area_of_device.get(str(device))
         v.expect(area is None or str(area) in room_of, f"{key}.area", f"unknown area {brief(area)}; areas are: {known}")
         domain = eid.split(".", 1)[0]
-        state, attrs = ha_attributes(domain, ent.get("state"), dict(v.mapping(ent.get("attributes") or {},
-                                                                              f"{key}.attributes")))
+        raw = dict(v.mapping(ent.get("attributes") or {}, f"{key}.attributes"))
+        state, attrs = ha_attributes(domain, ent.get("state"), raw)
         try:
             kind, lares_state = from_ha(domain, state, attrs)
         except ValueError as exc:
@@ -241,6 +241,10 @@ model the Home Assistant domain 'camera'; it models ...
                  "entity_id": eid}
         homeless |= area is None
         caps = _capabilities(domain, lares_state, attrs)
+        if domain == "light":  # HA's datasets set a colour on any light (their synthetic home's lights take one)
+            caps["color"] = {"kind": "choice", "choices": list(COLORS)}
+            lares_state.setdefault("color", "white")
+            entry["state"] = lares_state
         if caps:
             entry["capabilities"] = caps
         devices.append(entry)

@@ -45,7 +45,8 @@ _SWITCHES = {("on", True): "HassTurnOn", ("on", False): "HassTurnOff", ("locked"
              ("mode", "off"): "HassTurnOff", ("playing", True): "HassMediaUnpause",
              ("playing", False): "HassMediaPause", ("status", "cleaning"): "HassVacuumStart",
              ("status", "returning"): "HassVacuumReturnToBase"}
-_VALUES = {"brightness": ("HassLightSet", "brightness"), "position": ("HassSetPosition", "position"),
+_VALUES = {"brightness": ("HassLightSet", "brightness"), "color": ("HassLightSet", "color"),
+           "position": ("HassSetPosition", "position"),
            "target": ("HassClimateSetTemperature", "temperature"), "volume": ("HassSetVolume", "volume_level")}
 
 

@@ -219,9 +219,9 @@ def switch_change(dev: Dev, on: bool, domain: Any = None) -> Change | None:
                       else on)
     if kind == "lock" or "locked" in state:
         return Change(dev.id, "locked", on)
-    if kind in ("blinds", "cover") or "position" in state:
+    if "position" in state or ("open" not in state and kind in ("blinds", "cover")):
         return Change(dev.id, "position", 100 if on else 0)
-    if kind in ("door", "window", "valve") or "open" in state:
+    if kind in ("door", "window", "valve", "cover") or "open" in state:  # one that only opens and closes
         return Change(dev.id, "open", on)
     if kind == "vacuum":
         return Change(dev.id, "status", "cleaning" if on else "returning")
@@ -251,6 +251,9 @@ def _changes(intent: str, result: Any, devices: list[Dev]) -> list[Change] | Non
         elif intent == "HassLightSet" and _value(result, "brightness") is not None and "brightness" in keys:
             found_list = ([Change(d.id, "on", True)] if d.state.get("on") is not True else []) + [
                 Change(d.id, "brightness", _number(_value(result, "brightness")))]
+        elif intent == "HassLightSet" and _value(result, "color") is not None and "color" in keys:
+            found_list = ([Change(d.id, "on", True)] if d.state.get("on") is not True else []) + [
+                Change(d.id, "color", str(_value(result, "color")))]
         elif intent == "HassSetPosition" and _value(result, "position") is not None:
             pos = _number(_value(result, "position"))
             found_list = ([Change(d.id, "position", pos)] if "position" in keys or d.type in ("blinds", "cover")

@@ -34,7 +34,7 @@ TYPE_WORDS: dict[str, tuple[str, ...]] = {
 # Settings each type has, for a device whose state the request does not show (an overview, Home Assistant's
 # static context): what a command may still ask of it.
 TYPE_SETTINGS: dict[str, tuple[str, ...]] = {
-    "light": ("on", "brightness"), "switch": ("on",), "fan": ("on", "speed"), "lock": ("locked",),
+    "light": ("on", "brightness", "color"), "switch": ("on",), "fan": ("on", "speed"), "lock": ("locked",),
     "cover": ("position",), "blinds": ("position",), "door": ("open",), "window": ("open",), "valve": ("open",),
     "thermostat": ("target", "mode"), "hvac": ("on", "target", "mode"), "heater": ("on", "target"),
     "media_player": ("on", "playing", "volume", "muted"), "tv": ("on", "volume"), "speaker": ("on", "volume"),
