@@ -264,6 +264,8 @@ def parse_suite(data: Any, source: str = "<suite>", suite: str = "suite") -> lis
         v.expect(task_id not in ids, f"{key}.id", f"duplicate task id {brief(task_id)}")
         ids.add(task_id)
         world_id = v.text(entry, "world", key, default=default_world)
+        v.expect(isinstance(world_id, str) and world_id.strip() != "", f"{key}.world",
+                 "expected a world id or path (give world: at the top of the file, or per task)")
         try:
             home, world_data = _world(world_id, source, beside)
         except WorldError as exc:

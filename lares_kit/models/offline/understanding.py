@@ -31,7 +31,7 @@ from .goals import WHICH_ONE as _WHICH_ONE
 from .goals import Change, Goal
 from .goals import which_one as _which_one
 from .reading import Beliefs, Dev
-from .recognizer import recognise_intent
+from .recognizer import recognise_intent, switch_change
 from .vocabulary import (
     LIGHT_WORDS,
     ROOM_WORDS,
@@ -66,6 +66,14 @@ def _distinct(b: Beliefs, dev: Dev) -> set[str]:
     return words - STOP - room_words - {"light", "lights"}
 
 
+# Verbs that switch one kind of setting, read as Home Assistant reads TurnOn/TurnOff (.recognizer.switch_change):
+# "lock" turns a lock on, "close" turns a cover off. (pattern, on, domain, the settings it may set)
+_VERBS = ((r"\bunlock", False, "lock", {"locked"}), (r"\block(ed)?\b", True, "lock", {"locked"}),
+          (r"\bopen\b", True, "cover", {"open", "position"}),
+          (r"\b(?:close|shut)\b(?! (?:off|down)\b)", False, "cover", {"open", "position"}),
+          (r"\bdisarm", False, "alarm", {"armed"}), (r"\barm\b", True, "alarm", {"armed"}))
+
+
 def _value_for(text: str, dev: Dev) -> tuple[str, Any] | None:
     # What the instruction asks of this device: (attribute, value), or None if it cannot.
     keys = set(dev.state) | ({"on"} if dev.type in ("light", "") else set())
@@ -79,22 +87,12 @@ def _value_for(text: str, dev: Dev) -> tuple[str, Any] | None:
         named = [a for a in NUMERIC_ATTRS if a in keys and (has_word(text, a) or (a == "brightness" and "dim" in text))]
         usable = named or [a for a in NUMERIC_ATTRS if a in keys]
         return (usable[0], value) if usable else None
-    if re.search(r"\bunlock", text) and "locked" in keys:
-        return "locked", False
-    if re.search(r"\block(ed)?\b", text) and "locked" in keys:
-        return "locked", True
     if re.search(r"\bhalf ?way\b|\bhalf (?:open|closed|shut)\b", text) and "position" in keys:
         return "position", 50
-    for word, opened in (("open", True), ("close", False), ("shut", False)):
-        if re.search(rf"\b{word}\b", text) and not re.search(r"\bshut (off|down)\b", text):
-            if "open" in keys:
-                return "open", opened
-            if "position" in keys:
-                return "position", 100 if opened else 0
-    if re.search(r"\bdisarm", text) and "armed" in keys:
-        return "armed", False
-    if re.search(r"\barm\b", text) and "armed" in keys:
-        return "armed", True
+    for pattern, on, domain, settings in _VERBS:  # what each verb sets: the first tier's own reading
+        if re.search(pattern, text) and (change := switch_change(dev, on, domain)) and change.attribute in settings \
+                and change.attribute in keys:
+            return change.attribute, change.value
     onoff = re.search(r"\b(on|off|up|out)\b", text)
     if onoff and "on" in keys:
         return "on", onoff.group(1) in ("on", "up")
