@@ -81,13 +81,32 @@ request that defeats itself and doing what the answer says, once
 nothing it can read -- it halts and says it is a rule-based stand-in that
 could not understand.
 
+**Its first tier is Home Assistant's recognizer.** Before any rule of its
+own reads an instruction, ``hassil`` -- the recognizer of Home Assistant's
+built-in voice assistant -- matches it against the sentence templates of
+``home-assistant-intents`` in the home's language (the knowledge's
+``"language"``; English by default), with the rooms, devices and floors of
+the request as its slot lists (:mod:`.recognizer`). A recognized intent is a
+goal; where Home Assistant has a reply for it in that language, that reply is
+the final message (:mod:`.responses`). Only what hassil does not match goes to
+the rules below: searches, conditions, memory, several commands in one
+sentence, loose wordings ("pop the light on"), refusals and hazards.
+
+**Two tool dialects.** A prompt with Home Assistant's *static context*
+instead of the world knowledge, and its intent tools (``HassTurnOn``,
+``GetLiveContext``...) instead of the Lares tools, is read into the same
+beliefs and answered with intent calls (:mod:`.ha_reading`, :mod:`.request`).
+
 Where each rule lives (one request flows top to bottom)
 --------------------------------------------------------
 * :mod:`.replying` -- the reply to one request: SAGE's prompts, a forced
   function, an intent tool, tool calls (parallel when allowed), JSON, ReAct
   or plain text;
-* :mod:`.reading` -- the request as :class:`~.reading.Beliefs` (the map, the
-  instruction, the facts the history established);
+* :mod:`.request` and :mod:`.reading` -- the request as
+  :class:`~.reading.Beliefs` (the map, the instruction, the facts the history
+  established), in either dialect (:mod:`.ha_reading`);
+* :mod:`.recognizer` -- the first tier: hassil's intent as a
+  :class:`~.goals.Goal`, with :mod:`.responses` for Home Assistant's replies;
 * :mod:`.vocabulary` -- the words of the home: rooms and devices named in an
   instruction, and how a message names a device;
 * :mod:`.understanding` -- the instruction as a :class:`~.understanding.Goal`;
