@@ -64,6 +64,9 @@ def live_context_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
     if not rooms and asks:  # a question that names no room: the rooms of the devices it names ("is the towel rail on?")
         rooms = list(dict.fromkeys(d.room for d in b.devices.values() if d.room in b.rooms and any(
             re.search(rf"\b{re.escape(n)}\b", said) for n in _called(d))))
+        kinds = [d for d in b.devices.values() if d.room in b.rooms and words_of(d.type)
+                 and re.search(rf"\b{re.escape(words_of(d.type))}s?\b", said)]
+        rooms = rooms or list(dict.fromkeys(d.room for d in kinds))  # no device named: its kind ("the weather")
     if not rooms and b.robot in b.rooms:
         rooms = [b.robot]
     for room in rooms:
