@@ -180,7 +180,7 @@ def fixtures_world(data: Any, source: str, world_id: str, name: str) -> dict[str
         >>> world = fixtures_world({"areas": [{"name": "Bedroom 1", "id": "bedroom_1"}],
         ...     "entities": [{"name": "Lamp", "id": "light.lamp", "area": "bedroom_1", "state": "on"}]}, "f", "w", "w")
         >>> world["rooms"][0]["name"], world["devices"][0]["entity_id"], world["devices"][0]["state"]
-        ('Bedroom 1', 'light.lamp', {'on': True})
+        ('Bedroom 1', 'light.lamp', {'on': True, 'color': 'white'})
         >>> fixtures_world({"entities": [{"id": "camera.porch"}]}, "_fixtures.yaml", "w", "w")
         Traceback (most recent call last):
         ...
