@@ -130,17 +130,23 @@ def recognize(b: Beliefs) -> tuple[Any, dict[str, tuple[str, ...]]] | None:
     text = b.instruction.strip()
     if not text or not b.devices:
         return None
+    room = b.rooms.get(b.place)  # where the person speaks from: "turn on the lights" means the lights there
+    return _recognized(_key(b), text, (room.id, room.name) if room else None)
+
+
+@functools.lru_cache(maxsize=256)  # every step of an episode reads the same instruction in the same home
+def _recognized(key: tuple, text: str, place: tuple[str, str] | None) -> tuple[Any, dict[str, tuple[str, ...]]] | None:
+    language = key[0]
     try:
-        intents = intents_for(b.language)
+        intents = intents_for(language)
     except LanguageError:
         return None  # the model cannot read a language it does not know; the rules will say they did not understand
     from hassil import recognize_best
 
-    lists, names = _slot_lists(_key(b))
-    room = b.rooms.get(b.place)  # where the person speaks from: "turn on the lights" means the lights there
-    context = {"area": {"value": room.id, "text": room.name}} if room else None
-    for said in dict.fromkeys([text, _main_clause(text, b.language)]):
-        result = recognize_best(said, intents, slot_lists=lists, language=b.language,
+    lists, names = _slot_lists(key)
+    context = {"area": {"value": place[0], "text": place[1]}} if place else None
+    for said in dict.fromkeys([text, _main_clause(text, language)]):
+        result = recognize_best(said, intents, slot_lists=lists, language=language,
                                 intent_context=context) if said else None
         if result is not None:
             return result, names
