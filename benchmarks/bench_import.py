@@ -60,6 +60,7 @@ def notebooks_seconds() -> tuple[float, int, bool]:
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "notebooks"
         shutil.copytree(ROOT / "notebooks", copy)
+        shutil.copytree(ROOT / "tests" / "fixtures", Path(folder) / "tests" / "fixtures")  # notebook 17's dataset
         skip = local_notebooks()
         notebooks = sorted(p for p in copy.glob("*.ipynb") if p.stem not in skip)
         env = {**os.environ, "LARES_PROGRESS": "0", "TQDM_DISABLE": "1", "LARES_MODEL": "offline",
