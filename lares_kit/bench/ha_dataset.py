@@ -41,7 +41,7 @@ from ..errors import brief
 from ..home import Home
 from ..worlds import WorldError, parse_world
 from .ha_diff import HA_KEYS, entity_change, entity_ids, ha_update, parse_ha_expect
-from .ha_fixtures import HADatasetError, fixtures_world, ha_attributes, slug
+from .ha_fixtures import HADatasetError, fixtures_world, ha_attributes, slug, unique_id
 from .oracle import OracleError, oracle_steps
 from .scene import set_stage
 from .tasks import ID_PATTERN, Expect, Setup, Task, UserScript, load_suite
@@ -142,12 +142,7 @@ def _task_id(world: str, stem: str, sentence: str, ids: set[str]) -> str:
     base = slug(f"{world}-{stem}-{sentence}")
     if len(base) > ID_AT_MOST:
         base = base[:ID_AT_MOST - 7].rstrip("-") + "-" + hashlib.sha256(sentence.encode()).hexdigest()[:6]
-    found, n = base, 1
-    while found in ids:
-        n += 1
-        found = f"{base}-{n}"
-    ids.add(found)
-    return found
+    return unique_id(base, ids)
 
 
 def _task_file(path: Path, home: Home, world: dict[str, Any], suite: str, ids: set[str]) -> list[Task]:

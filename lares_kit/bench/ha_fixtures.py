@@ -39,7 +39,7 @@ from ..ha_domains import COLORS, from_ha
 from .ha_diff import state_text
 from .validate import Validator
 
-__all__ = ["HADatasetError", "NO_AREA", "fixtures_world", "ha_attributes", "slug"]
+__all__ = ["HADatasetError", "NO_AREA", "fixtures_world", "ha_attributes", "slug", "unique_id"]
 
 NO_AREA = ("no-area", "No area")  # the room of entities without an area
 ENTITY_ID = re.compile(r"^[a-z0-9_]+\.\w+$")
@@ -73,7 +73,18 @@ def slug(text: Any, sep: str = "-") -> str:
     return re.sub(r"[^a-z0-9]+", sep, ascii_text).strip(sep) or "x"
 
 
-def _unique(base: str, taken: set[str]) -> str:
+def unique_id(base: str, taken: set[str]) -> str:
+    """``base``, or ``base-2``, ``base-3``... the first not in ``taken``; it is added to ``taken``.
+
+    Args:
+        base: The id wanted.
+        taken: The ids given so far (changed: the new one is added).
+
+    Examples:
+        >>> taken = {"kitchen"}
+        >>> unique_id("kitchen", taken), unique_id("kitchen", taken)
+        ('kitchen-2', 'kitchen-3')
+    """
     found, n = base, 1
     while found in taken:
         n += 1
@@ -197,7 +208,7 @@ model the Home Assistant domain 'camera'; it models ...
         area = v.mapping(raw, key)
         area_id = _text(v, area, "id", key)
         v.expect(area_id not in room_of, f"{key}.id", f"area {brief(area_id)} is listed twice")
-        room_of[area_id] = _unique(slug(area_id), taken)
+        room_of[area_id] = unique_id(slug(area_id), taken)
         room: dict[str, Any] = {"id": room_of[area_id], "name": _text(v, area, "name", key, area_id)}
         aliases = v.list(area.get("aliases") or [], f"{key}.aliases")
         if aliases:
@@ -249,11 +260,11 @@ model the Home Assistant domain 'camera'; it models ...
             entry["capabilities"] = caps
         devices.append(entry)
     if homeless or not rooms:
-        rooms.append({"id": _unique(NO_AREA[0], taken), "name": NO_AREA[1]})
+        rooms.append({"id": unique_id(NO_AREA[0], taken), "name": NO_AREA[1]})
         for entry in devices:
             entry["room"] = entry["room"] or rooms[-1]["id"]
     for entry in devices:  # device ids after the room ids, so a room keeps its own id
-        entry["id"] = _unique(slug(entry["entity_id"]), taken)
+        entry["id"] = unique_id(slug(entry["entity_id"]), taken)
     for n, room in enumerate(rooms):  # HA has no layout: a chain, in the file's order
         room["exits"] = [r["id"] for r in (rooms[n - 1] if n else None, rooms[n + 1] if n + 1 < len(rooms) else None)
                          if r is not None]
@@ -266,6 +277,6 @@ model the Home Assistant domain 'camera'; it models ...
         world["ha_devices"] = placed
     if floors:
         world["floors"] = [{"id": number, "name": floor} for floor, number in floors.items()]
-    world.update(rooms=rooms, devices=devices, robot={"id": _unique("robot", taken), "name": "Robot",
+    world.update(rooms=rooms, devices=devices, robot={"id": unique_id("robot", taken), "name": "Robot",
                                                       "room": rooms[0]["id"]})
     return world

@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from .reading import Beliefs, Dev, norm
-from .vocabulary import TYPE_WORDS, rooms_in, words_of
+from .vocabulary import rooms_in, untyped, words_of
 
 __all__ = ["LIVE_TOOL", "MAX_FETCHES", "live_context_step"]
 
@@ -80,6 +80,6 @@ def live_context_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
 
 def _called(d: Dev) -> list[str]:
     # What a question may call a device: its name and aliases, and the name without its type ("the front door").
-    names = [words_of(n) for n in (d.name, *d.aliases) if words_of(n)]
-    kind = set(TYPE_WORDS.get(d.type, ())) | {words_of(d.type)}
-    return names + [n.rsplit(" ", 1)[0] for n in names if " " in n and n.rsplit(" ", 1)[1] in kind]
+    said = [d.name, *d.aliases]
+    said += [short for short in (untyped(n, d.type) for n in said) if short]
+    return [words_of(n) for n in said if words_of(n)]

@@ -44,7 +44,7 @@ from ...languages import LanguageError, intents_for
 from .goals import WHICH_ONE, Change, Goal, which_one
 from .reading import Beliefs, Dev
 from .responses import error_reply, intent_reply, state_reply, yes_no
-from .vocabulary import ROOM_SYNONYMS, TYPE_SETTINGS, words_of
+from .vocabulary import ROOM_SYNONYMS, TYPE_SETTINGS, untyped, words_of
 
 __all__ = ["recognise_intent", "recognize", "switch_change"]
 
@@ -91,9 +91,8 @@ def _slot_lists(key: tuple) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]
     domains: dict[str, str] = {}
     for did, name, dtype, room, aliases, has_on in devices:
         said = [name, *aliases]
-        kind = words_of(dtype).split()
-        if kind and words_of(name).split()[-1:] == kind[-1:] and len(words_of(name).split()) > 1:
-            said.append(name.rsplit(None, 1)[0])  # "the front door" for the front door lock
+        if short := untyped(name, dtype):
+            said.append(short)  # "the front door" for the front door lock
         if room in room_names:  # "Kitchen Light": how people name a device after its room
             said += [f"{room_names[room]} {n}" for n in (name, *aliases)
                      if words_of(room_names[room]) not in words_of(n)]

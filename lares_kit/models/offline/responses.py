@@ -22,7 +22,7 @@ from ...ha_domains import domain_of, to_ha
 from ...languages import LanguageError, responses_for
 from ...wording import agree
 from .reading import Beliefs, Dev
-from .vocabulary import describe, state_words
+from .vocabulary import SENSED, describe, state_words
 
 __all__ = ["error_reply", "intent_reply", "render", "state_reply", "yes_no"]
 
@@ -135,18 +135,13 @@ def error_reply(b: Beliefs, result: Any) -> str:
         "I could not find a device that fits."
 
 
-# A binary sensor's on/off as the state words a question uses ("is the door open?"), by device class
-_SENSED = {"door": ("open", "closed"), "window": ("open", "closed"), "garage_door": ("open", "closed"),
-           "opening": ("open", "closed"), "lock": ("unlocked", "locked"), "moisture": ("wet", "dry")}
-
-
 def _is(d: Dev, wanted: str) -> bool | None:
     # Is the device in the HA state a question asks about? None when the model does not know its state.
     if not d.state:
         return None
     text = to_ha(d.type, d.state)[0]
-    if d.type == "binary_sensor" and str(d.state.get("device_class")) in _SENSED:
-        text = _SENSED[str(d.state["device_class"])][0 if d.state.get("on") else 1]
+    if d.type == "binary_sensor" and str(d.state.get("device_class")) in SENSED:
+        text = SENSED[str(d.state["device_class"])][0 if d.state.get("on") else 1]
     return text == wanted or (wanted == "on" and text in ("playing", "paused", "heat", "cool", "auto"))
 
 

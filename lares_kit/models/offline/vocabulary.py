@@ -18,7 +18,8 @@ from ...wording import in_sentence
 from .reading import Beliefs, Dev
 
 __all__ = ["LIGHT_WORDS", "ROOM_SYNONYMS", "ROOM_WORDS", "STOP", "THING_WORDS", "TYPE_SETTINGS", "TYPE_WORDS",
-           "describe", "has_word", "room_phrases", "rooms_in", "state_words", "with_digits", "words_of"]
+           "SENSED", "describe", "has_word", "room_phrases", "rooms_in", "state_words", "untyped", "with_digits",
+           "words_of"]
 
 LIGHT_WORDS = ("light", "lights", "lamp", "lamps", "bulb", "bulbs", "lighting")
 # device type -> what people call it
@@ -166,7 +167,7 @@ def rooms_in(text: str, b: Beliefs) -> tuple[list[str], str]:
 _FLAGS = {"on": ("on", "off"), "open": ("open", "closed"), "locked": ("locked", "unlocked"), "armed": ("armed",
           "disarmed"), "playing": ("playing", "paused"), "muted": ("muted", "not muted")}
 # What a binary sensor's on and off mean, by its device class (Home Assistant's classes)
-_SENSED = {"door": ("open", "closed"), "window": ("open", "closed"), "garage_door": ("open", "closed"),
+SENSED = {"door": ("open", "closed"), "window": ("open", "closed"), "garage_door": ("open", "closed"),
            "opening": ("open", "closed"), "motion": ("detecting motion", "clear"), "occupancy": ("occupied", "clear"),
            "presence": ("home", "away"), "moisture": ("wet", "dry"), "smoke": ("detecting smoke", "clear"),
            "lock": ("unlocked", "locked"), "battery": ("low", "normal"), "problem": ("reporting a problem", "OK")}
@@ -188,7 +189,7 @@ def state_words(dev: Dev) -> str:
     """
     state = dev.state
     if dev.type == "binary_sensor" and isinstance(state.get("on"), bool):
-        words = _SENSED.get(str(state.get("device_class")), ("on", "off"))
+        words = SENSED.get(str(state.get("device_class")), ("on", "off"))
         return words[0 if state["on"] else 1]
     parts = []
     for key, value in state.items():
@@ -233,3 +234,18 @@ def with_digits(text: str) -> str:
         return str(_ONES.index(single)) if single else "100"
 
     return _NUMBER.sub(value, text)
+
+
+def untyped(name: str, device_type: str) -> str | None:
+    """A device's name without the word for its type at the end, as people shorten it; None if it has none.
+
+    Args:
+        name: The device's name (or an alias), as the world writes it.
+        device_type: Its type.
+
+    Examples:
+        >>> untyped("Front door lock", "lock"), untyped("Back door", "lock"), untyped("Lock", "lock")
+        ('Front door', None, None)
+    """
+    words, kind = words_of(name).split(), words_of(device_type).split()
+    return name.rsplit(None, 1)[0] if kind and len(words) > 1 and words[-1] == kind[-1] else None
