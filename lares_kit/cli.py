@@ -1,4 +1,4 @@
-"""The ``lares`` command: worlds (list, check, generate), run, demo, bench, serve-model.
+"""The ``lares`` command: worlds (list, check, generate), run, demo, bench, import-ha, serve-model, serve-home.
 
 Each subcommand is a thin wrapper over the library; the work happens in the
 module named beside it. Mistakes a learner can fix (a bad world file, a
@@ -127,6 +127,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--retry-after", type=float, default=1.0, help="seconds a 429 asks the client to wait")
     serve.add_argument("--hang", type=float, default=30.0, help="seconds a 'timeout' fault stalls the reply")
     serve.add_argument("--fault-seed", type=int, default=0, help="the same seed breaks the same requests")
+
+    home = sub.add_parser("serve-home", help="serve a world to outside clients: MCP, the simulator API, MQTT")
+    home.add_argument("world", metavar="WORLD", help="a world id (lares worlds) or a world file")
+    home.add_argument("--mcp", choices=["http", "stdio"], default="http",
+                      help="http (default): MCP at /mcp beside the simulator API; stdio: MCP on standard "
+                           "input/output, for a client that starts the server (HTTP too only with --port)")
+    home.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: loopback only)")
+    home.add_argument("--port", type=int, default=None, help="the HTTP port (default: a free one, printed)")
+    home.add_argument("--debug", action="store_true", help="also serve GET /debug: the hidden truth")
+    home.add_argument("--seed", type=int, default=None, help="hide the movable things with this seed")
+    home.add_argument("--tools", choices=["lares", "ha"], default="lares",
+                      help="the tools served: lares (default), or ha (Home Assistant's LLM API)")
+    home.add_argument("--source", default="owner",
+                      help="who the clients speak for, for the home's safety policy (owner, guest, letterbox...)")
+    home.add_argument("--mqtt", default=None, metavar="HOST:PORT",
+                      help="also put the home on this MQTT broker, with Home Assistant discovery")
     return parser
 
 
@@ -279,6 +295,9 @@ def _main(args: argparse.Namespace) -> int:
         if args.command == "serve-model":
             from .models.server import cli_serve
             return cli_serve(args)
+        if args.command == "serve-home":
+            from .serve.app import cli_serve_home
+            return cli_serve_home(args)
     except LaresError as exc:
         print(f"lares: {exc}", file=sys.stderr)
         return 2

@@ -48,6 +48,9 @@ class Device:
     exposed: bool = True
     # Its Home Assistant entity id when the world gives one (an imported HA home); else derived from type and name
     entity_id: str = ""
+    # Bound to an outside MQTT device (world file `mqtt: {command_topic, state_topic, format}`): lares serve-home
+    # sends its changes there and takes its state from there (lares_kit.serve.mqtt); {} when not bound
+    mqtt: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -356,7 +359,8 @@ _ATOMIC = frozenset({bool, int, float, str, type(None)})
 def _copy_device(d: Device, memo: dict[int, Any]) -> Device:
     # The strings are immutable and shared; only the mutable fields are copied.
     return Device(d.id, d.name, d.type, d.room, _copy_state(d.state), list(d.aliases), d.description,
-                  copy.deepcopy(d.capabilities, memo) if d.capabilities else {}, d.exposed, d.entity_id)
+                  copy.deepcopy(d.capabilities, memo) if d.capabilities else {}, d.exposed, d.entity_id,
+                  dict(d.mqtt))
 
 
 def _copy_state(state: dict[str, Any]) -> dict[str, Any]:

@@ -380,7 +380,8 @@ class Toolbox:
         """
         if name not in self._schemas:
             fn = next(f for f in self.tools if f.__name__ == name)
-            self._schemas[name] = tool_schema(fn, self.enums())
+            given = getattr(fn, "schema", None)  # a tool that brings its own (a remote one, lares_kit.serve.client)
+            self._schemas[name] = given if isinstance(given, dict) else tool_schema(fn, self.enums())
         return self._schemas[name]
 
     def dispatch(self, name: str, arguments: str | dict[str, Any] | None) -> Observation:

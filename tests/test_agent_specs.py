@@ -46,7 +46,6 @@ def test_the_designs_say_what_they_are():
     ("sage", {"knowledge": "latest"},
      "sage does not take the knowledge mode 'latest' (it takes: none); leave the knowledge mode out"),
     ("sage", {"knowledge_format": "retrieval"}, "sage does not take the knowledge format 'retrieval'"),
-    ("sage", {"tools": []}, "sage builds its own tools"),
     ("intent-action", {"executor": "offline"}, "intent-action has no executor model"),
     ("intent-action", {"options": {"parallel_tool_calls": True}}, "intent-action has no option 'parallel_tool_calls'; "
                                                                   "its options: temperature."),

@@ -66,6 +66,9 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
         True
     """
     home, episode, ha = run.home, run.episode, run.tool_set == "ha"
+    sync = getattr(tools, "sync", None)  # a remote home's tools (lares_kit.serve.client): the home catches up first
+    if sync is not None:
+        sync(home)
     tools = list(tools if tools is not None else dialect_tools(home) if ha else default_tools(home))  # built once
     if memory is not None:
         tools += [fn for fn in MEMORY_TOOLS if fn not in tools]

@@ -55,7 +55,6 @@ from ..contract import speaker_line
 from ..device_api import DEVICE_API_TOOLS, device_capabilities, get_attribute, get_capability_docs, list_devices
 from ..disambiguation import find_device
 from ..episode import Episode
-from ..errors import LaresError
 from ..guide import GUIDE_TOOLS
 from ..ha_tools import HA_API_PROMPT, ha_tools_for
 from ..monitor import PERSISTENT_TOOLS
@@ -117,6 +116,13 @@ HA_DEVICE_PROMPT = ("You are SAGE's device agent. Carry out the device task with
                     "current value). If several devices fit equally, do nothing and halt with the question to ask the "
                     "person. If the home's safety policy needs the person's confirmation, do nothing more and halt "
                     "with the question to ask them. Halt with what you did. " + HA_API_PROMPT)
+# The device agent with the tools given to run_agent (the home's own, or a remote home's: lares_kit.serve.client):
+# it reads the world knowledge, as a function-calling agent does, and only the coordinator talks to the person.
+GIVEN_TOOLS_PROMPT = ("You are SAGE's device agent. Carry out the device task with the functions you have, using the "
+                      "world knowledge; move the robot and look with it to find movable things. If several devices "
+                      "fit equally, do nothing and halt with the question to ask the person. If the home's safety "
+                      "policy needs the person's confirmation, do nothing more and halt with the question to ask "
+                      "them. Halt with what you did.")
 SUB_AGENT_MAX_STEPS = 15  # a sub-agent's own step limit (all the lights: one command each)
 
 
@@ -136,6 +142,7 @@ class SageTree:
     run: AgentRun
     memory: Any  # lares_kit.memory.Memory of the speaker, over a seeded store
     monitor: Any = None  # lares_kit.monitor.Monitor, or None: no persistent commands in this run
+    device_tools: list[Callable[..., str]] | None = None  # run_agent(tools=...): the device agent's, not its own
     sub_episodes: list[Episode] = field(default_factory=list)  # every sub-agent run, oldest first
 
     def delegate(self, kind: str, request: str) -> str:
@@ -143,7 +150,10 @@ class SageTree:
         prompt, tools = SUB_AGENTS[kind]
         parent = self.run
         ha = kind == "device" and parent.tool_set == "ha"  # Home Assistant's dialect: static context, intent tools
-        if ha:
+        given = kind == "device" and self.device_tools is not None  # run_agent(..., tools=...): the device agent's
+        if given:
+            prompt, tools = GIVEN_TOOLS_PROMPT, [*self.device_tools, halt]
+        elif ha:
             prompt, tools = HA_DEVICE_PROMPT, [*ha_tools_for(parent.home), halt]
         elif kind == "device" and any(not device_capabilities(parent.home, d) for d in parent.home.devices):
             prompt, tools = prompt + UNDOCUMENTED[0], [*tools[:-1], *UNDOCUMENTED[1], tools[-1]]  # halt last
@@ -152,7 +162,8 @@ class SageTree:
         box = Toolbox(parent.home, tools=list(tools), user=NoUser(), memory=self.memory, monitor=self.monitor,
                       source=parent.toolbox.source, safety=parent.toolbox.safety)
         episode = start_episode("ha" if ha else "lares", request, parent.home, agent=f"sage/{kind}",
-                                model=parent.model, knowledge="latest" if ha else "none", max_steps=SUB_AGENT_MAX_STEPS,
+                                model=parent.model, knowledge="latest" if ha or given else "none",
+                                max_steps=SUB_AGENT_MAX_STEPS,
                                 system_prompt=prompt, goal_prompt=_goal(self.memory.user, parent.home))
         sub = AgentRun(episode, parent.home, box, parent.client, parent.model, SUB_AGENT_MAX_STEPS,
                        options=FunctionCallingOptions(temperature=parent.options.temperature), server=parent.server)
@@ -228,19 +239,20 @@ def sage_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any,
 
     Args:
         run: The run being set up: its home, and its episode's source.
-        tools: Must be None: sage's tools are its sub-agents (a LaresError otherwise).
+        tools: None, or the tools its device agent uses instead of its own (the home's Lares tools, or a remote
+            home's from :func:`lares_kit.serve.client.mcp_tools`; their ``ask_user`` and ``halt`` are left out:
+            only the coordinator talks to the person). The coordinator's tools are always its sub-agents.
         user: Who answers the coordinator's ``ask_user`` (only the coordinator talks to the person).
         memory: The speaker's :class:`~lares_kit.memory.Memory`; its ``user`` is set to the home's speaker if empty.
         monitor: The poller the condition agent registers with; None leaves ``condition_agent`` out.
     """
-    if tools is not None:
-        raise LaresError("sage builds its own tools (its sub-agents are its tools): leave tools out, or use "
-                         "agent='function-calling' or 'intent-action' with your tools.")
     if residents(run.home):
         seed_memory(run.home, memory.store)  # the residents' profiles, once per store
     if not memory.user:
         memory.user = speaker(run.home)
-    tree = SageTree(run, memory, monitor)
+    # Given tools are the device agent's; the coordinator keeps its sub-agents, ask_user and halt.
+    device_tools = None if tools is None else [fn for fn in tools if fn.__name__ not in ("ask_user", "halt")]
+    tree = SageTree(run, memory, monitor, device_tools=device_tools)
     box = Toolbox(run.home, tools=_tools(tree), user=user, memory=memory, monitor=monitor, source=run.episode.source)
     return box, COORDINATOR_PROMPT + (CONFIRM_PROMPT if box.safety else ""), _goal(memory.user, run.home)
 

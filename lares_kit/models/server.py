@@ -50,7 +50,7 @@ from .faults import FAULT_KINDS, DropConnection, Faults, Intercept
 from .server_app import ModelApp
 from .server_protocol import ModelProtocol
 
-__all__ = ["FAULT_KINDS", "DropConnection", "Faults", "Intercept", "ModelServer", "cli_serve"]
+__all__ = ["FAULT_KINDS", "DropConnection", "Faults", "Intercept", "ModelServer", "cli_serve", "listen_socket"]
 
 BACKLOG = 2048  # connections the kernel queues while the server is busy (http.server's was 5)
 HEADER_LIMIT = 16 * 1024  # bytes of request line and headers (h11's default): more is a 431
@@ -71,7 +71,7 @@ class _Uvicorn(uvicorn.Server):
         await super().shutdown(sockets)
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def listen_socket(host: str, port: int) -> socket.socket:
     # Bound and listening at once, so the port is known (port=0) and a busy port fails here, not in a thread.
     family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
                                                          flags=socket.AI_PASSIVE)[0]
@@ -103,7 +103,7 @@ class ModelServer:
                  keep_alive: float = 15.0, max_body: int = 32 * 1024 * 1024) -> None:
         self.verbose = verbose
         self.app = ModelApp(intercept=intercept, latency=latency, read_timeout=read_timeout, max_body=max_body)
-        self._socket = _listen(host, port)
+        self._socket = listen_socket(host, port)
         config = uvicorn.Config(
             self.app.asgi, http=functools.partial(ModelProtocol, read_timeout=read_timeout),  # type: ignore[arg-type]
             ws="none", lifespan="off", interface="asgi3", loop="asyncio", proxy_headers=False, server_header=False,
