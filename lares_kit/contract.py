@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REFUSED_MARK", "ANSWER_MARK", "answer_in", "answered", "is_refusal", "light_to_switch", "refusal",
-           "room_in", "room_line", "source_line", "speaker_in", "speaker_line", "too_dark"]
+__all__ = ["REFUSED_MARK", "ANSWER_MARK", "NO_WAY_TO_ASK", "answer_in", "answered", "cannot_ask", "cannot_ask_in",
+           "is_refusal", "light_to_switch", "refusal", "relayed", "relayed_in", "room_in", "room_line", "source_line",
+           "speaker_in", "speaker_line", "too_dark"]
 
 # A call the safety policy refuses outright answers with a sentence that starts with this.
 REFUSED_MARK = "Refused by the home's safety policy"
@@ -150,6 +151,73 @@ def answered(answer: str) -> str:
         'The user answered: Bruno.'
     """
     return f"{ANSWER_MARK} {answer}"
+
+
+# An agent that cannot ask the person (SAGE's device agent: only the coordinator talks to them) stops with this,
+# then the question; the coordinator asks it and hands the task back with the answer relayed after it.
+NO_WAY_TO_ASK = "I cannot find this out myself and have no way to ask you:"
+_RELAYED = re.compile(r'\s*\(asked "(.+?)", the person answered: (.*)\)$', re.DOTALL)
+
+
+def cannot_ask(question: str) -> str:
+    """The halt message of an agent that needs the person's answer and cannot ask for it.
+
+    Args:
+        question: What it would ask.
+
+    Examples:
+        >>> cannot_ask("Is it daytime right now?")
+        'I cannot find this out myself and have no way to ask you: Is it daytime right now? So I did nothing.'
+    """
+    return f"{NO_WAY_TO_ASK} {question} So I did nothing."
+
+
+def cannot_ask_in(text: str) -> str:
+    """The question in a :func:`cannot_ask` message ("" if it is not one).
+
+    Args:
+        text: What the agent said.
+
+    Examples:
+        >>> cannot_ask_in(cannot_ask("Is it daytime right now?")), cannot_ask_in("Done.")
+        ('Is it daytime right now?', '')
+    """
+    if not text.startswith(NO_WAY_TO_ASK):
+        return ""
+    return text[len(NO_WAY_TO_ASK):].strip().removesuffix("So I did nothing.").strip()
+
+
+def relayed(request: str, question: str, answer: str) -> str:
+    """A task handed back with the person's answer to the question it stopped on.
+
+    Args:
+        request: The task as first handed over.
+        question: The question the agent could not ask.
+        answer: What the person answered.
+
+    Examples:
+        >>> print(relayed("set the office light by the daylight", "Is it daytime?", "No."))
+        set the office light by the daylight (asked "Is it daytime?", the person answered: No.)
+    """
+    return f'{request} (asked "{question}", the person answered: {answer})'
+
+
+def relayed_in(text: str) -> tuple[str, tuple[str, str] | None]:
+    """The task without a relayed answer, and the ``(question, answer)`` relayed (None if none).
+
+    Args:
+        text: The task as handed over.
+
+    Examples:
+        >>> relayed_in(relayed("set the light", "Is it day?", "Yes."))
+        ('set the light', ('Is it day?', 'Yes.'))
+        >>> relayed_in("set the light")
+        ('set the light', None)
+    """
+    found = _RELAYED.search(text)
+    if found is None:
+        return text, None
+    return text[:found.start()], (found.group(1), found.group(2).strip())
 
 
 def answer_in(result: object) -> str:

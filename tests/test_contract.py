@@ -20,11 +20,16 @@ from lares_kit.confirmation import CONFIRM_MARK, confirmation_text, question_for
 from lares_kit.contract import (
     ANSWER_MARK,
     REFUSED_MARK,
+    NO_WAY_TO_ASK,
     answer_in,
     answered,
+    cannot_ask,
+    cannot_ask_in,
     is_refusal,
     light_to_switch,
     refusal,
+    relayed,
+    relayed_in,
     room_in,
     room_line,
     source_line,
@@ -135,17 +140,33 @@ def test_the_user_s_answer_is_the_one_the_models_read():
     assert answer_in(result.content) == "Yes: the one by the sofa."
 
 
+def test_a_question_the_device_agent_cannot_ask_goes_to_sage_s_coordinator_and_back():
+    # SAGE's device agent (here with the home's tools) halts with the question; the coordinator asks the person
+    # and hands the task back with the answer, which the device agent reads as the person's.
+    from lares_kit.tools import default_tools
+    from lares_kit.users import ScriptedUser
+
+    home = load_world("lares-home")
+    episode = run_agent("set the office light depending on whether it's daytime", home, "sage",
+                        tools=default_tools(home), user=ScriptedUser(answers=["No, it is night."]))
+    first, again = [s.result for s in episode.tool_calls if s.tool == "device_agent"]
+    assert cannot_ask_in(first) == episode.asked[0] == "Is it daytime right now?"
+    assert relayed_in(episode.tool_calls[2].arguments["request"]) == (
+        "set the office light depending on whether it's daytime", ("Is it daytime right now?", "No, it is night."))
+    assert home.devices["office-light"].state == {"on": True} and "night" in again
+
+
 # ------------------------------------------------------ one place per marker
 # The opening words of each contract sentence; the tests above show each comes out of its writer.
 MARKERS = [REFUSED_MARK, "You are talking to", "not from the owner of the home", CONFIRM_MARK, "in exactly these words",
-           ANSWER_MARK, "too dark to see anything", "The person is in the"]
+           ANSWER_MARK, "too dark to see anything", "The person is in the", NO_WAY_TO_ASK, "the person answered:"]
 HOMES = {"contract.py", "confirmation.py"}  # where the markers are written and parsed
 
 
 def test_the_markers_are_the_writers_words():
     written = [refusal("no."), speaker_line("amal"), source_line("guest"), confirmation_text(["x"], "Shall I?"),
                confirmation_text(["x"], "Shall I?"), answered("yes"), too_dark("Hall", "hall-light"),
-               room_line("Hall", "hall")]
+               room_line("Hall", "hall"), cannot_ask("Is it day?"), relayed("x", "Is it day?", "No.")]
     assert [marker in text for marker, text in zip(MARKERS, written)] == [True] * len(MARKERS)
 
 

@@ -151,6 +151,7 @@ class SageTree:
         parent = self.run
         ha = kind == "device" and parent.tool_set == "ha"  # Home Assistant's dialect: static context, intent tools
         given = kind == "device" and self.device_tools is not None  # run_agent(..., tools=...): the device agent's
+        steps = parent.max_steps if given else SUB_AGENT_MAX_STEPS  # with the robot a search is many calls
         if given:
             prompt, tools = GIVEN_TOOLS_PROMPT, [*self.device_tools, halt]
         elif ha:
@@ -163,9 +164,9 @@ class SageTree:
                       source=parent.toolbox.source, safety=parent.toolbox.safety)
         episode = start_episode("ha" if ha else "lares", request, parent.home, agent=f"sage/{kind}",
                                 model=parent.model, knowledge="latest" if ha or given else "none",
-                                max_steps=SUB_AGENT_MAX_STEPS,
+                                max_steps=steps,
                                 system_prompt=prompt, goal_prompt=_goal(self.memory.user, parent.home))
-        sub = AgentRun(episode, parent.home, box, parent.client, parent.model, SUB_AGENT_MAX_STEPS,
+        sub = AgentRun(episode, parent.home, box, parent.client, parent.model, steps,
                        options=FunctionCallingOptions(temperature=parent.options.temperature), server=parent.server)
         try:
             run_function_calling(sub)

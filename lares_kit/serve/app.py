@@ -153,6 +153,7 @@ class HomeServer:
         self.service = service
         app, self.events = build_app(service, debug=debug, host=host)
         self._socket = listen_socket(host, port)
+        self._address = self._socket.getsockname()[:2]
         config = uvicorn.Config(app, lifespan="on", loop="asyncio", ws="none", proxy_headers=False,
                                 server_header=False, timeout_graceful_shutdown=1, log_config=None)
         self._server = _Uvicorn(config, self.events)
@@ -160,7 +161,7 @@ class HomeServer:
 
     @property
     def base_url(self) -> str:
-        host, port = self._socket.getsockname()[:2]
+        host, port = self._address
         return f"http://{f'[{host}]' if ':' in host else host}:{port}"
 
     @property

@@ -34,6 +34,7 @@ the agents' synchronous loops can call it; :meth:`McpTools.close` (or
 from __future__ import annotations
 
 import json
+import logging
 import shlex
 import shutil
 import sys
@@ -65,8 +66,18 @@ def mcp_tools(target: str, *, headers: dict[str, str] | None = None, timeout: fl
     return McpTools(target, headers=headers, timeout=timeout)
 
 
+def _quiet_sdk_logs() -> None:
+    # The SDK logs a traceback for each line a stdio server prints that is not JSON-RPC (a program that is not
+    # an MCP server); the McpConnectError sentence says it better. Left alone where a learner set the level.
+    sdk = logging.getLogger("mcp.client.stdio")
+    if sdk.level == logging.NOTSET:
+        sdk.setLevel(logging.CRITICAL)
+
+
 def _server_params(target: str, headers: dict[str, str] | None, timeout: float) -> Any:
     from mcp import StdioServerParameters
+
+    _quiet_sdk_logs()
 
     if target.startswith(("http://", "https://")):
         if not headers:

@@ -18,6 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...contract import cannot_ask
 from ...wording import agree, capitalise, join_clauses, with_article
 from .comfort import comfort_step, recognise_comfort
 from .compound import recognise_compound
@@ -263,8 +264,7 @@ def _ask_then(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
                      "no, so I did nothing.")
     if decision is None:
         if "askuser" not in can:
-            return _halt(f"I cannot find this out myself and have no way to ask you: {goal.question} "
-                         "So I did nothing.")
+            return _halt(cannot_ask(goal.question))
         question = goal.question if not answers else f"Sorry, I did not understand. {goal.question}"
         why = "This depends on something I cannot observe in the home, so I must ask the user."
         return [Intention("ask", {"question": question}, why)]

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...contract import answer_in, light_to_switch, room_in, speaker_in
+from ...contract import answer_in, light_to_switch, relayed_in, room_in, speaker_in
 
 __all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "apply_facts", "merge_live_context", "norm", "note_lit",
            "read_request", "text_of"]
@@ -376,6 +376,7 @@ def read_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | N
     """
     at = _instruction_index(messages)
     text = instruction if instruction is not None else (text_of(messages[at].get("content")) if at >= 0 else "")
+    text, relayed_answer = relayed_in(text)  # a task handed back with the person's answer (SAGE's coordinator)
     knowledge, mode = None, "none"
     for m in messages:
         body = text_of(m.get("content")).lstrip()
@@ -399,6 +400,8 @@ def read_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | N
             beliefs.speaker = who
         if m.get("role") == "system" and (where := room_in(text_of(m.get("content")))):
             beliefs.place = where
+    if relayed_answer is not None:  # asked before this agent's own questions
+        beliefs.answers.append(relayed_answer)
     if facts:
         apply_facts(beliefs)
     return beliefs

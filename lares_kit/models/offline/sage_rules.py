@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 from ...confirmation import is_yes
-from ...contract import answer_in
+from ...contract import answer_in, cannot_ask_in, relayed
 from ...phrases import is_persistent
 from .contradiction import clash_in, read_answer
 from .sage_conditions import condition_step
@@ -170,6 +170,12 @@ def _devices(t: Talk, requests: list[str]) -> Step:
             answer = answer_in(asked[-1].result) if asked else ""
             if answer and asked[-1].ok and len(calls) == 1:
                 return "device_agent", {"request": f"{request} (the person means: {answer})"}
+        if question := cannot_ask_in(result):  # it needs the person's answer: ask, then hand the task back
+            asked = [c for c in t.results("ask_user") if c.args.get("question") == question]
+            if not asked and "ask_user" in t.tools and len(calls) == 1:
+                return "ask_user", {"question": question}
+            if asked and asked[-1].ok and len(calls) == 1:
+                return "device_agent", {"request": relayed(request, question, answer_in(asked[-1].result))}
         if result.startswith(CONFIRM_FIRST):  # the safety policy: only the coordinator asks the person
             question = result.removeprefix(CONFIRM_FIRST)
             asked = [c for c in t.results("ask_user") if c.args.get("question") == question]
