@@ -43,7 +43,8 @@ from functools import partial
 from typing import Any, Callable
 
 # the device tools are their own module; they are part of this one's toolset (re-exported here)
-from .contract import answer_in, answered, too_dark
+from .confirmation import question_in
+from .contract import answer_in, answered, is_refusal, too_dark
 from .device_tools import DEVICE_TOOLS, read_device, set_device
 from .errors import StopRun, ToolError, choices, did_you_mean
 from .home import Home
@@ -424,7 +425,8 @@ class Toolbox:
         try:
             text = fn(**{k: v for k, v in injected.items() if k in params}, **args)
         except ToolError as exc:
-            self._remember(key, before)
+            if not is_refusal(str(exc)) and question_in(str(exc)) is None:  # a verdict of a remote home's gate:
+                self._remember(key, before)  # after a yes, the same call must go through, as with our own gate
             return fail(args, str(exc))
         except (NoAnswer, StopRun):
             raise

@@ -103,3 +103,14 @@ def test_a_server_that_cannot_be_reached_is_one_sentence(target, says):
     with pytest.raises(McpConnectError) as err:
         mcp_tools(target, timeout=10)
     assert str(err.value).startswith(says) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("source, answers, locked", [("letterbox", [], True), ("owner", ["Yes, please."], False)])
+def test_the_served_homes_gate_refuses_or_asks_through_the_agents_user(source, answers, locked):
+    with mcp_tools(f"lares serve-home shared-house --mcp stdio --source {source}") as tools:
+        home = tools.home()
+        episode = run_agent("unlock the front door", home, "function-calling", tools=tools, source=source,
+                            user=ScriptedUser(answers=answers))
+    assert home.devices["front-door-lock"].state == {"locked": locked}
+    assert episode.asked == ([] if locked else ["Shall I unlock the front door lock (front-door-lock)? Please answer "
+                                                "yes or no."])

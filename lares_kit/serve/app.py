@@ -67,19 +67,21 @@ class _Events:
         stop_listening = self.service.listen(lambda event: loop.call_soon_threadsafe(queue.put_nowait, event))
 
         async def events() -> Any:
+            waits: set[asyncio.Future[Any]] = set()
             try:
                 yield {"event": "hello", "data": json.dumps({"home": self.service.home.id})}
                 while not self.stopping.is_set():
                     getting = asyncio.ensure_future(queue.get())
-                    stopping = asyncio.ensure_future(self.stopping.wait())
-                    done, _ = await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-                    for pending in (getting, stopping):
-                        if pending not in done:
-                            pending.cancel()
+                    waits = {getting, asyncio.ensure_future(self.stopping.wait())}
+                    done, waits = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                     if getting in done:
                         event = getting.result()
                         yield {"event": event["type"], "data": json.dumps(event, ensure_ascii=False)}
-            finally:
+                    for wait in waits:
+                        wait.cancel()
+            finally:  # the client left, or the server stops: nothing of this stream may be left waiting
+                for wait in waits:
+                    wait.cancel()
                 stop_listening()
 
         return EventSourceResponse(events(), ping=15)
