@@ -27,8 +27,11 @@ lab: $(STAMP)  ## open JupyterLab on the first notebook
 # Debian programs the tests use, installed with apt when missing and we are root (CI); elsewhere
 # install them yourself, or the tests that need them are skipped with a reason:
 # - chromium: the browser test drives it through Playwright (Playwright's own download is not used);
-# - faketime: the notebooks run on a date years ahead, so no checked output can hold today's date.
-SYSTEM_PROGRAMS := $(CHROMIUM) /usr/bin/faketime
+# - faketime: the notebooks run on a date years ahead, so no checked output can hold today's date;
+# - mosquitto: the MQTT door of `lares serve-home` is tested against a real broker. Each test starts its
+#   own on a free loopback port with its own config (tests/test_serve_mqtt.py): the package's service
+#   (port 1883, started only where systemd runs) is neither used nor needed.
+SYSTEM_PROGRAMS := $(CHROMIUM) /usr/bin/faketime /usr/sbin/mosquitto
 
 .PHONY: system-programs
 system-programs:

@@ -35,15 +35,18 @@ KNOWN_KEYS = {"id", "name", "description", "rooms", "devices", "robot", "items",
 ENTRY_KEYS = {
     "rooms": {"id", "name", "description", "exits", "aliases", "floor"},
     "devices": {"id", "name", "type", "room", "state", "aliases", "description", "capabilities", "docs", "near",
-                "expose", "entity_id"},
+                "expose", "entity_id", "mqtt"},
     "floors": {"id", "name", "aliases"},
     "items": {"id", "name", "type", "room", "aliases", "description"},
     "robot": {"id", "name", "room"},
+    "mqtt": {"command_topic", "state_topic", "format", "timeout"},
 }
 # Device keys the Home's Device does not hold; kept per device in
 # Home.extra["device_extras"] = {device id: {key: value}} for the features that
 # read them (lares_kit.device_api: capability documents, what is near it).
 DEVICE_EXTRA_KEYS = ("docs", "near")
+# The formats of outside MQTT devices a world device may be bound to (``mqtt: {format: ...}``, lares_kit.serve.mqtt).
+MQTT_FORMATS = ("zigbee2mqtt",)
 
 
 def read_yaml(text: str, source: str = "<text>") -> Any:
@@ -273,7 +276,8 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
                 f"expected true or false (false hides the device from the agent), got {_kind(exposed)}")
         devices.append(Device(dev_id, _text(dev, "name", source, key, dtype.title()), dtype, room, dict(state),
                               _aliases(dev, source, key), _text(dev, "description", source, key, ""), dict(caps),
-                              exposed=exposed, entity_id=_text(dev, "entity_id", source, key, "")))
+                              exposed=exposed, entity_id=_text(dev, "entity_id", source, key, ""),
+                              mqtt=_device_mqtt(dev, source, key)))
 
     _expect("robot" in top, source, "robot", "missing required key 'robot' (like {id: robot, room: hallway})")
     bot = _mapping(top["robot"], source, "robot")
@@ -308,6 +312,60 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
     return Home(world_id, _text(top, "name", source, "", world_id), graph, devices, items, robot,
                 description=_text(top, "description", source, "", ""), extra=extra,
                 language=_language(top, source), floors=_floors(top, source, graph))
+
+
+def _device_mqtt(dev: dict[str, Any], source: str, key: str) -> dict[str, Any]:
+    """A device's ``mqtt:`` key, checked: the outside MQTT device ``lares serve-home --mqtt`` binds it to.
+
+    Args:
+        dev: The device's entry in the world file.
+        source: Where the file comes from: errors start with it.
+        key: The entry's key path, e.g. ``devices[3]``.
+
+    Returns:
+        ``{command_topic, state_topic, format}`` (and ``timeout`` in seconds when the file gives one), or ``{}``.
+
+    Examples:
+        >>> link = {"command_topic": "zigbee2mqtt/lamp/set", "state_topic": "zigbee2mqtt/lamp", "format": "zigbee2mqtt"}
+        >>> _device_mqtt({"mqtt": link}, "mine.yaml", "devices[0]") == link
+        True
+        >>> _device_mqtt({"mqtt": {**link, "format": "tasmota"}}, "mine.yaml", "devices[0]")
+        Traceback (most recent call last):
+        ...
+        lares_kit.worlds.WorldError: mine.yaml: devices[0].mqtt.format: expected zigbee2mqtt (the format lares \
+serve-home speaks to outside devices), got 'tasmota'
+        >>> _device_mqtt({"mqtt": {"command_topic": "zigbee2mqtt/lamp/set", "format": "zigbee2mqtt"}}, "mine.yaml",
+        ...              "devices[0]")
+        Traceback (most recent call last):
+        ...
+        lares_kit.worlds.WorldError: mine.yaml: devices[0].mqtt: missing required key 'state_topic' (the topic the \
+outside device reports its state on, like zigbee2mqtt/kitchen-lamp)
+    """
+    if "mqtt" not in dev:
+        return {}
+    where = f"{key}.mqtt"
+    link = _mapping(dev["mqtt"], source, where)
+    _known_keys(link, "mqtt", source, where)
+    examples = {"command_topic": "the topic its commands go to, like zigbee2mqtt/kitchen-lamp/set",
+                "state_topic": "the topic the outside device reports its state on, like zigbee2mqtt/kitchen-lamp"}
+    for name, meaning in examples.items():
+        _expect(name in link, source, where, f"missing required key '{name}' ({meaning})")
+        topic = link[name]
+        _expect(isinstance(topic, str) and topic.strip() != "", source, f"{where}.{name}",
+                f"expected a topic ({meaning}), got {brief(topic)}")
+        _expect("+" not in topic and "#" not in topic, source, f"{where}.{name}",
+                f"a device's topic cannot hold the wildcards + or #, got {brief(topic)}")
+    _expect("format" in link, source, where, "missing required key 'format' (the outside device's payloads: "
+            + ", ".join(MQTT_FORMATS) + ")")
+    _expect(link["format"] in MQTT_FORMATS, source, f"{where}.format",
+            f"expected {' or '.join(MQTT_FORMATS)} (the format lares serve-home speaks to outside devices), "
+            f"got {brief(link['format'])}")
+    if "timeout" in link:
+        timeout = link["timeout"]
+        _expect(isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout <= 60, source,
+                f"{where}.timeout", f"expected the seconds to wait for the device's answer, more than 0 and at most "
+                f"60, got {brief(timeout)}")
+    return dict(link)
 
 
 def _language(top: dict[str, Any], source: str) -> str:

@@ -1,0 +1,434 @@
+"""The MQTT door of ``lares serve-home`` (lares_kit.serve.mqtt), against a real Mosquitto broker on loopback.
+
+An independent paho client plays the outside world: Home Assistant reading the discovery configs and
+sending commands, and a zigbee2mqtt light a world device is bound to. Every wait polls with a timeout
+(a timed Event.wait never ends under faketime, tests/conftest.py).
+"""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from paho.mqtt.client import CallbackAPIVersion, Client
+
+from lares_kit import WorldError, load_world
+from lares_kit.cli import main
+from lares_kit.serve.mqtt import MqttBridge, MqttError, discovery_configs
+from lares_kit.serve.service import HomeService
+from lares_kit.worlds import parse_world, read_yaml
+
+MOSQUITTO = "/usr/sbin/mosquitto"
+WORLDS = Path(__file__).resolve().parent.parent / "worlds"
+LAMP = {"command_topic": "zigbee2mqtt/kitchen-lamp/set", "state_topic": "zigbee2mqtt/kitchen-lamp",
+        "format": "zigbee2mqtt"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def wait_until(done, seconds: float = 5.0, what: str = "it") -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {seconds:g} s")
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def broker(tmp_path):
+    """A Mosquitto of its own on a free loopback port, no persistence; yields the port."""
+    if not os.access(MOSQUITTO, os.X_OK):
+        pytest.skip("needs Debian's mosquitto (`make test` installs it as root; else `apt-get install mosquitto`): "
+                    "the MQTT door is tested against a real broker")
+    port = free_port()
+    conf = tmp_path / "mosquitto.conf"
+    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+    log = open(tmp_path / "mosquitto.log", "wb")
+    process = subprocess.Popen([MOSQUITTO, "-c", str(conf)], stdout=log, stderr=subprocess.STDOUT)
+
+    def accepting() -> bool:
+        assert process.poll() is None, f"mosquitto exited:\n{(tmp_path / 'mosquitto.log').read_text()}"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return True
+        except OSError:
+            return False
+
+    try:
+        wait_until(accepting, 5, "mosquitto accepting connections")
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+class Outside:
+    """An independent MQTT client: what Home Assistant, a person with mosquitto_sub, or a device sees."""
+
+    def __init__(self, port: int, *topics: str) -> None:
+        self.messages: list[tuple[str, str, bool]] = []  # (topic, payload, retained)
+        self._lock = threading.Lock()
+        self._subscribed = 0
+        self.on_message = None  # optional hook(topic, payload), run on paho's thread
+        self.client = Client(callback_api_version=CallbackAPIVersion.VERSION2, client_id=f"test-{uuid.uuid4().hex}")
+        self.client.on_message = self._heard
+        self.client.on_subscribe = lambda *args: setattr(self, "_subscribed", self._subscribed + 1)
+        self.client.connect("127.0.0.1", port)
+        self.client.loop_start()
+        for topic in topics:
+            self.subscribe(topic)
+
+    def _heard(self, client, userdata, message) -> None:
+        payload = message.payload.decode("utf-8")
+        with self._lock:
+            self.messages.append((message.topic, payload, bool(message.retain)))
+        if self.on_message is not None:
+            self.on_message(message.topic, payload)
+
+    def subscribe(self, topic: str) -> None:
+        before = self._subscribed
+        self.client.subscribe(topic, qos=1)
+        wait_until(lambda: self._subscribed > before, 5, f"subscribing to {topic}")
+
+    def publish(self, topic: str, payload: str, retain: bool = False) -> None:
+        info = self.client.publish(topic, payload, qos=1, retain=retain)
+        wait_until(info.is_published, 5, f"publishing on {topic}")
+
+    def heard(self, topic: str | None = None, *, retained: bool | None = None) -> list[str]:
+        with self._lock:
+            return [p for t, p, r in self.messages if (topic is None or t == topic)
+                    and (retained is None or r == retained)]
+
+    def last(self, topic: str, seconds: float = 5.0, *, where=lambda payload: True) -> str:
+        """The latest payload on ``topic`` that ``where`` accepts, waiting for one."""
+        wait_until(lambda: any(where(p) for p in self.heard(topic)), seconds, f"a message on {topic}")
+        return [p for p in self.heard(topic) if where(p)][-1]
+
+    def retained_now(self, pattern: str) -> dict[str, str]:
+        """What a new subscriber to ``pattern`` gets at once: the retained messages (empty ones are none).
+
+        A marker published after subscribing comes after every retained message the broker sends.
+        """
+        marker = f"test-marker/{uuid.uuid4().hex}"
+        with self._lock:
+            self.messages.clear()
+        self.subscribe(pattern)
+        self.subscribe(marker)
+        self.publish(marker, "end")
+        self.last(marker)
+        return {t: p for t, p, r in list(self.messages) if r and p}
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+@pytest.fixture
+def outside(broker):
+    clients: list[Outside] = []
+
+    def make(*topics: str) -> Outside:
+        clients.append(Outside(broker, *topics))
+        return clients[-1]
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+def world(name: str, **changes) -> dict:
+    """A world file's data, with ``device id={key: value}`` changes (``expose: false``, ``mqtt: {...}``)."""
+    data = read_yaml((WORLDS / f"{name}.yaml").read_text())  # YAML 1.2: `on:` is the key "on"
+    devices = {d["id"]: d for d in data["devices"]}
+    for device_id, keys in changes.items():
+        devices[device_id.replace("_", "-")].update(keys)
+    return data
+
+
+@pytest.fixture
+def townhouse():
+    """The townhouse with a dimmable floor lamp and a back door lock hidden from the assistant."""
+    data = world("townhouse", living_room_lamp={"state": {"on": False, "brightness": 0}},
+                 back_door_lock={"expose": False})
+    return HomeService(parse_world(data, "townhouse.yaml"))
+
+
+@pytest.fixture
+def bridge(broker, townhouse):
+    with MqttBridge.connect(townhouse, f"127.0.0.1:{broker}") as bridge:
+        yield bridge
+
+
+# ---------------------------------------------------------------- discovery
+def test_discovery_configs_arrive_retained_and_well_formed(bridge, outside):
+    home = bridge.service.home
+    configs = outside().retained_now("homeassistant/#")
+    assert sorted(configs) == sorted(bridge.config_topics)
+    payloads = {topic: json.loads(text) for topic, text in configs.items()}
+    unique_ids = [p["unique_id"] for p in payloads.values()]
+    assert len(unique_ids) == len(set(unique_ids))
+    seen_devices = set()
+    for topic, config in payloads.items():
+        component, node_id, object_id = topic.split("/")[1:4]
+        assert node_id == "lares_townhouse" and topic.endswith("/config")
+        device_id = next(d for d in home.devices if config["device"]["identifiers"] == [f"lares_townhouse_"
+                                                                                         f"{d.replace('-', '_')}"])
+        device = home.devices[device_id]
+        seen_devices.add(device_id)
+        assert config["device"] == {"identifiers": [f"lares_townhouse_{object_id}"], "name": "The townhouse",
+                                    "manufacturer": "lares_kit", "model": f"simulated {device.type}",
+                                    "suggested_area": home.room_name(device.room)}
+        assert config["name"] == device.name and config["unique_id"] == f"lares_townhouse_{object_id}"
+        assert (config["availability_topic"], config["payload_available"], config["payload_not_available"]) == \
+            ("lares/townhouse/availability", "online", "offline")
+        state_topic = config.get("state_topic") or config["mode_state_topic"]
+        command_topic = config.get("command_topic") or config["mode_command_topic"]
+        assert state_topic.startswith(f"lares/townhouse/{device_id}/")
+        assert command_topic.startswith(f"lares/townhouse/{device_id}/") and command_topic.endswith("/set")
+        expected = {"light": "light", "lock": "lock", "thermostat": "climate", "blinds": "cover", "fan": "fan"}
+        assert component == expected.get(device.type, "switch"), device_id
+        if component == "light":
+            assert config["schema"] == "json"
+            assert config["brightness"] is (device_id == "living-room-lamp")
+    exposed = {d.id for d in home.devices.values() if d.exposed}
+    assert seen_devices == exposed - {"living-room-tv"}  # a media player: no MQTT discovery for it
+    assert "back-door-lock" not in seen_devices and "back_door_lock" not in json.dumps(configs)
+    assert "living-room-tv" in bridge.describe() and "media player" in bridge.describe()
+    assert "lares_townhouse" in bridge.describe() and f"{len(seen_devices)} devices" in bridge.describe()
+
+
+def test_states_are_published_retained_with_availability(bridge, outside):
+    states = outside().retained_now("lares/townhouse/#")
+    assert states["lares/townhouse/availability"] == "online"
+    assert states["lares/townhouse/front-door-lock/state"] == "LOCKED"
+    assert json.loads(states["lares/townhouse/hall-light/state"]) == {"state": "ON", "color_mode": "onoff"}
+    assert states["lares/townhouse/hall-thermostat/mode"] == "heat"
+    assert states["lares/townhouse/hall-thermostat/target"] == "19"
+    assert states["lares/townhouse/living-room-blinds/position"] == "0"
+    assert json.loads(states["lares/townhouse/oven/attributes"]) == {"on": False, "temperature": 0}
+    assert "lares/townhouse/back-door-lock/state" not in states  # hidden from the assistant
+
+
+def test_discovery_configs_of_every_world_have_unique_ids():
+    for path in sorted(WORLDS.glob("*.yaml")):
+        configs = discovery_configs(load_world(path))
+        ids = [c["unique_id"] for c in configs.values()]
+        assert len(ids) == len(set(ids)), path.name
+
+
+# ---------------------------------------------------------------- commands
+def test_a_command_changes_the_home_and_its_state_is_published(bridge, outside):
+    home, world_outside = bridge.service.home, outside("lares/townhouse/#")
+    world_outside.publish("lares/townhouse/living-room-lamp/set", '{"state": "ON", "brightness": 128}')
+    state = world_outside.last("lares/townhouse/living-room-lamp/state", where=lambda p: '"brightness": 128' in p)
+    assert home.devices["living-room-lamp"].state == {"on": True, "brightness": 50}
+    assert json.loads(state) == {"state": "ON", "color_mode": "brightness", "brightness": 128}
+
+    world_outside.publish("lares/townhouse/living-room-blinds/position/set", "40")
+    assert world_outside.last("lares/townhouse/living-room-blinds/position", where=lambda p: p == "40") == "40"
+    assert home.devices["living-room-blinds"].state == {"position": 40}
+
+    world_outside.publish("lares/townhouse/hall-thermostat/target/set", "21.5")
+    world_outside.last("lares/townhouse/hall-thermostat/target", where=lambda p: p == "21.5")
+    assert home.devices["hall-thermostat"].state["target"] == 21.5
+
+    world_outside.publish("lares/townhouse/kettle/set", "ON")
+    world_outside.last("lares/townhouse/kettle/state", where=lambda p: p == "ON")
+    assert home.devices["kettle"].state == {"on": True}
+
+
+def test_a_refused_or_unreadable_command_changes_nothing(bridge, outside):
+    home, world_outside = bridge.service.home, outside("lares/townhouse/+/error", "lares/townhouse/+/state")
+    world_outside.publish("lares/townhouse/front-door-lock/set", "UNLOCK")
+    refusal = world_outside.last("lares/townhouse/front-door-lock/error")
+    assert refusal.startswith("Refused by the home's safety policy: unlocking a door (front-door-lock)")
+    assert "'mqtt'" in refusal
+    assert home.devices["front-door-lock"].state == {"locked": True}
+    assert world_outside.last("lares/townhouse/front-door-lock/state") == "LOCKED"
+
+    world_outside.publish("lares/townhouse/kettle/set", "BOIL")
+    sentence = world_outside.last("lares/townhouse/kettle/error")
+    assert sentence == ("The command 'BOIL' for the kettle in the Kitchen on lares/townhouse/kettle/set is not "
+                        "understood: expected ON or OFF.")
+    assert home.devices["kettle"].state == {"on": False}
+    world_outside.publish("lares/townhouse/living-room-lamp/set", "{not json")
+    assert "expected JSON like" in world_outside.last("lares/townhouse/living-room-lamp/error")
+    assert home.devices["living-room-lamp"].state == {"on": False, "brightness": 0}
+    world_outside.publish("lares/townhouse/kettle/set", "ON")  # the bridge's thread lives on
+    world_outside.last("lares/townhouse/kettle/state", where=lambda p: p == "ON")
+
+
+# ---------------------------------------------------------------- birth and stop
+def test_home_assistant_birth_publishes_the_configs_again(bridge, outside):
+    topic = "homeassistant/light/lares_townhouse/hall_light/config"
+    ha = outside(topic)
+    ha.last(topic)
+    assert len(ha.heard(topic, retained=True)) == 1 and not ha.heard(topic, retained=False)
+    ha.publish("homeassistant/status", "online")
+    again = ha.last(topic, where=lambda p: bool(p))
+    wait_until(lambda: ha.heard(topic, retained=False), 5, "the config published again")
+    assert json.loads(again)["unique_id"] == "lares_townhouse_hall_light"
+
+
+def test_close_clears_the_retained_configs_and_says_offline(broker, townhouse, outside):
+    bridge = MqttBridge.connect(townhouse, f"127.0.0.1:{broker}")
+    assert len(outside().retained_now("homeassistant/#")) == len(bridge.config_topics)
+    started = time.monotonic()
+    bridge.close()
+    assert time.monotonic() - started < 1.5
+    assert outside().retained_now("homeassistant/#") == {}
+    assert outside().retained_now("lares/townhouse/availability") == {"lares/townhouse/availability": "offline"}
+    bridge.close()  # a second close does nothing
+
+
+# ---------------------------------------------------------------- bound devices
+class Zigbee2MqttLight:
+    """A zigbee2mqtt light on the broker: takes JSON commands on its /set topic, answers on its state topic."""
+
+    def __init__(self, client: Outside, *, silent: bool = False) -> None:
+        self.client, self.silent = client, silent
+        self.state = {"state": "OFF", "brightness": 254, "linkquality": 87}
+        self.commands: list[dict] = []
+        client.on_message = self._command
+        client.subscribe(LAMP["command_topic"])
+
+    def _command(self, topic: str, payload: str) -> None:
+        if topic != LAMP["command_topic"]:
+            return
+        self.commands.append(json.loads(payload))
+        if not self.silent:
+            self.state.update(self.commands[-1])
+            self.client.client.publish(LAMP["state_topic"], json.dumps(self.state))
+
+
+@pytest.fixture
+def bound_home(broker):
+    service = HomeService(parse_world(world("lares-home", kitchen_light={"mqtt": dict(LAMP)}), "lares-home.yaml"))
+    with MqttBridge.connect(service, f"127.0.0.1:{broker}") as bridge:
+        yield bridge
+
+
+def test_a_tool_call_reaches_the_bound_device_and_its_state_comes_back(bound_home, outside):
+    service, lamp = bound_home.service, Zigbee2MqttLight(outside())
+    watcher = outside("lares/lares-home/kitchen-light/state")
+    result = service.call("set_light", {"light_id": "kitchen-light", "on": True})
+    assert result.ok, result.text
+    assert lamp.commands == [{"state": "ON"}]
+    assert service.home.devices["kitchen-light"].state == {"on": True}
+    watcher.last("lares/lares-home/kitchen-light/state", where=lambda p: json.loads(p)["state"] == "ON")
+    # someone presses the light's switch: its report comes into the home on its own
+    lamp.client.publish(LAMP["state_topic"], json.dumps({"state": "OFF", "linkquality": 80}))
+    wait_until(lambda: service.home.devices["kitchen-light"].state == {"on": False}, 5, "the report applied")
+    watcher.last("lares/lares-home/kitchen-light/state", where=lambda p: json.loads(p)["state"] == "OFF")
+    assert "kitchen-light -> zigbee2mqtt/kitchen-lamp/set" in bound_home.describe()
+
+
+def test_a_silent_bound_device_fails_the_call_and_changes_nothing(bound_home, outside):
+    service, lamp = bound_home.service, Zigbee2MqttLight(outside(), silent=True)
+    started = time.monotonic()
+    result = service.call("set_light", {"light_id": "kitchen-light", "on": True})
+    assert 1.9 < time.monotonic() - started < 4
+    assert not result.ok
+    assert result.text == "The light in the Kitchen did not answer within 2 s."
+    assert lamp.commands == [{"state": "ON"}]
+    assert service.home.devices["kitchen-light"].state == {"on": False}
+
+
+def test_serve_home_with_a_bound_device_publishes_and_stops_on_ctrl_c(broker, outside, tmp_path):
+    path = tmp_path / "bound-home.yaml"
+    path.write_text(yaml.safe_dump(world("lares-home", kitchen_light={"mqtt": dict(LAMP)})))
+    out, err = open(tmp_path / "out.txt", "wb"), open(tmp_path / "err.txt", "wb")
+    process = subprocess.Popen([sys.executable, "-m", "lares_kit", "serve-home", str(path), "--mqtt",
+                                f"127.0.0.1:{broker}"], stdout=out, stderr=err)
+    try:
+        ha = outside("homeassistant/#")
+        config = json.loads(ha.last("homeassistant/light/lares_lares_home/kitchen_light/config", 30))
+        assert config["command_topic"] == "lares/lares-home/kitchen-light/set"
+        wait_until(lambda: "MQTT: 127.0.0.1" in (tmp_path / "out.txt").read_text(), 5, "the MQTT line printed")
+        url = re.search(r"at (http://\S+) ", (tmp_path / "out.txt").read_text()).group(1)
+        wait_until(lambda: answers(url), 10, "the HTTP door answering")  # serving: Ctrl-C is handled now
+        process.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        assert process.wait(timeout=5) == 0
+        assert time.monotonic() - started < 2
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        out.close()
+        err.close()
+    assert "Traceback" not in (tmp_path / "err.txt").read_text()
+    assert outside().retained_now("homeassistant/#") == {}
+
+
+# ---------------------------------------------------------------- no broker
+def test_a_broker_that_is_not_there_is_one_sentence(broker):
+    service, closed = HomeService(load_world("lares-home")), free_port()
+    started = time.monotonic()
+    with pytest.raises(MqttError, match=rf"^Cannot reach the MQTT broker at 127\.0\.0\.1:{closed} \("):
+        MqttBridge.connect(service, f"127.0.0.1:{closed}")
+    assert time.monotonic() - started < 4
+    with pytest.raises(MqttError, match=r"^The MQTT broker's address 'nohost' is not HOST:PORT"):
+        MqttBridge.connect(service, "nohost")
+    with pytest.raises(MqttError, match="a whole number from 1 to 65535"):
+        MqttBridge.connect(service, "127.0.0.1:99999")
+
+
+def test_serve_home_without_a_broker_exits_2_with_a_sentence(capsys):
+    closed = free_port()
+    done = subprocess.run([sys.executable, "-m", "lares_kit", "serve-home", "lares-home", "--mqtt",
+                           f"127.0.0.1:{closed}"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"lares: Cannot reach the MQTT broker at 127.0.0.1:{closed} (")
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert main(["serve-home", "lares-home", "--mqtt", "nohost"]) == 2
+    assert capsys.readouterr().err == ("lares: The MQTT broker's address 'nohost' is not HOST:PORT "
+                                       "(like 127.0.0.1:1883).\n")
+
+
+# ---------------------------------------------------------------- the world file's mqtt: key
+@pytest.mark.parametrize(("mqtt", "where", "words"), [
+    ({**LAMP, "qos": 1}, "devices[0].mqtt", "unknown key 'qos'"),
+    ({"command_topic": "z/lamp/set", "format": "zigbee2mqtt"}, "devices[0].mqtt", "missing required key 'state_topic'"),
+    ({**LAMP, "format": "tasmota"}, "devices[0].mqtt.format", "expected zigbee2mqtt"),
+    ({k: v for k, v in LAMP.items() if k != "format"}, "devices[0].mqtt", "missing required key 'format'"),
+    ({**LAMP, "state_topic": "zigbee2mqtt/#"}, "devices[0].mqtt.state_topic", "cannot hold the wildcards"),
+    ({**LAMP, "command_topic": 7}, "devices[0].mqtt.command_topic", "expected a topic"),
+    ({**LAMP, "timeout": 0}, "devices[0].mqtt.timeout", "more than 0 and at most 60"),
+    ("zigbee2mqtt/lamp", "devices[0].mqtt", "expected a mapping, got a string"),
+])
+def test_a_bad_mqtt_key_in_a_world_file_is_a_sentence(mqtt, where, words):
+    data = {"id": "tiny", "rooms": [{"id": "a"}], "robot": {"id": "robot", "room": "a"},
+            "devices": [{"id": "lamp", "type": "light", "room": "a", "state": {"on": False}, "mqtt": mqtt}]}
+    with pytest.raises(WorldError) as caught:
+        parse_world(data, "tiny.yaml")
+    assert str(caught.value).startswith(f"tiny.yaml: {where}: ") and words in str(caught.value)
+    home = parse_world({**data, "devices": [{**data["devices"][0], "mqtt": {**LAMP, "timeout": 0.5}}]}, "tiny.yaml")
+    assert home.devices["lamp"].mqtt == {**LAMP, "timeout": 0.5}
