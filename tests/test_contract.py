@@ -19,8 +19,8 @@ from lares_kit import Toolbox, load_world, run_agent
 from lares_kit.confirmation import CONFIRM_MARK, confirmation_text, question_for, question_in
 from lares_kit.contract import (
     ANSWER_MARK,
-    REFUSED_MARK,
     NO_WAY_TO_ASK,
+    REFUSED_MARK,
     answer_in,
     answered,
     cannot_ask,

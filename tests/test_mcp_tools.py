@@ -98,6 +98,9 @@ def test_the_copy_is_what_an_agent_may_know():
     ("no-such-program-here", "Could not connect to the MCP server 'no-such-program-here': FileNotFoundError"),
     ("lares worlds", "Could not connect to the MCP server 'lares worlds': MCPError: Connection closed"),
     ("http://127.0.0.1:1/mcp", "Could not connect to the MCP server 'http://127.0.0.1:1/mcp': ConnectError"),
+    ("lares serve-home no-such-world --mcp stdio", "Could not connect to the MCP server 'lares serve-home "
+     "no-such-world --mcp stdio': MCPError: Connection closed. The server said: lares: no-such-world: no world "
+     "file with this id or path; known worlds:"),
 ])
 def test_a_server_that_cannot_be_reached_is_one_sentence(target, says):
     with pytest.raises(McpConnectError) as err:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import signal
 import sys
 import threading
@@ -239,6 +240,8 @@ def cli_serve_home(args: argparse.Namespace) -> int:
     if args.mqtt:
         from .mqtt import MqttBridge, MqttError
 
+        _log_to_stderr()  # refused commands, a lost broker: the operator sees them
+
         try:
             bridge = MqttBridge.connect(service, args.mqtt)
         except MqttError as exc:
@@ -280,6 +283,15 @@ def cli_serve_home(args: argparse.Namespace) -> int:
     if args.mcp != "stdio":  # a stdio server's client started it, and its stderr is often the client's
         print(f"lares serve-home: stopped after {service.calls} tool calls.", file=sys.stderr)
     return 0
+
+
+def _log_to_stderr() -> None:
+    logger = logging.getLogger("lares_kit.serve")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("lares serve-home: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 def _serve_until_signal(server: HomeServer | None) -> None:

@@ -38,7 +38,9 @@ import logging
 import shlex
 import shutil
 import sys
-from typing import Any, Callable
+import tempfile
+from pathlib import Path
+from typing import IO, Any, Callable
 
 from ..errors import LaresError, ToolError
 from ..home import Home, Item
@@ -74,11 +76,10 @@ def _quiet_sdk_logs() -> None:
         sdk.setLevel(logging.CRITICAL)
 
 
-def _server_params(target: str, headers: dict[str, str] | None, timeout: float) -> Any:
-    from mcp import StdioServerParameters
-
+def _transport(target: str, headers: dict[str, str] | None, timeout: float, errlog: IO[str]) -> Any:
+    # The SDK's transport for a URL or a command; a command's standard error goes to ``errlog`` (a notebook's
+    # sys.stderr is no file a process can write to), so a failure can quote what the server said.
     _quiet_sdk_logs()
-
     if target.startswith(("http://", "https://")):
         if not headers:
             return target
@@ -86,13 +87,15 @@ def _server_params(target: str, headers: dict[str, str] | None, timeout: float) 
         from mcp.client.streamable_http import streamable_http_client
 
         return streamable_http_client(target, http_client=httpx2.AsyncClient(headers=headers, timeout=timeout))
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
     argv = shlex.split(target)
-    if not argv:
-        raise McpConnectError("mcp_tools needs a server: a command such as 'lares serve-home lares-home --mcp "
-                              "stdio', or a URL such as 'http://127.0.0.1:8765/mcp'.")
-    if argv[0] == "lares" and shutil.which("lares") is None:  # a notebook whose PATH lacks the venv's bin
+    env = None
+    if argv and argv[0] == "lares" and shutil.which("lares") is None:  # a notebook whose PATH lacks the venv's bin
         argv = [sys.executable, "-m", "lares_kit", *argv[1:]]
-    return StdioServerParameters(command=argv[0], args=argv[1:])
+        env = {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}  # this lares_kit, installed or not
+    return stdio_client(StdioServerParameters(command=argv[0], args=argv[1:], env=env), errlog=errlog)
 
 
 class McpTools(list):
@@ -112,9 +115,13 @@ class McpTools(list):
         self.target = target
         self._user: Any = None  # who answers the server's questions during the current call
         self._no_answer: str | None = None  # the question nobody answered during the current call
+        if not target.strip():
+            raise McpConnectError("mcp_tools needs a server: a command such as 'lares serve-home lares-home --mcp "
+                                  "stdio', or a URL such as 'http://127.0.0.1:8765/mcp'.")
+        self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # a stdio server's stderr
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
-        client = Client(_server_params(target, headers, timeout), elicitation_callback=self._elicit,
+        client = Client(_transport(target, headers, timeout, self._errlog), elicitation_callback=self._elicit,
                         read_timeout_seconds=timeout, cache=None)
         self._session_cm = self._portal.wrap_async_context_manager(client)
         try:
@@ -122,11 +129,21 @@ class McpTools(list):
             listed = self._portal.call(self._client.list_tools)
         except Exception as exc:  # the SDK's errors vary by transport: say what failed, in one sentence
             self._portal_cm.__exit__(None, None, None)
-            raise McpConnectError(f"Could not connect to the MCP server {target!r}: {_reason(exc)}. Check the "
-                                  "command or URL (a lares serve-home server prints its MCP URL when it "
-                                  "starts).") from None
+            self._portal_cm = None
+            said = self._last_words()
+            raise McpConnectError(f"Could not connect to the MCP server {target!r}: {_reason(exc)}."
+                                  + (f" The server said: {said.rstrip('.')}." if said else "") + " Check the command or URL "
+                                  "(a lares serve-home server prints its MCP URL when it starts).") from None
         self.extend(self._tool(tool) for tool in listed.tools)
         self.publishes_knowledge = self._has_knowledge()
+
+    def _last_words(self) -> str:
+        # The last line a stdio server wrote to its standard error ("" for none, or for a URL).
+        self._errlog.flush()
+        self._errlog.seek(0)
+        lines = [line.strip() for line in self._errlog.read().splitlines() if line.strip()]
+        self._errlog.close()
+        return lines[-1] if lines else ""
 
     # ------------------------------------------------------------ tools
     def _tool(self, tool: Any) -> Callable[..., str]:
@@ -218,6 +235,7 @@ class McpTools(list):
         finally:
             self._portal_cm.__exit__(None, None, None)
             self._portal_cm = None
+            self._errlog.close()
 
     def __enter__(self) -> McpTools:  # noqa: PYI034 -- Python 3.10 has no typing.Self
         return self

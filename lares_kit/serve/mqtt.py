@@ -863,7 +863,7 @@ class MqttBridge:
         self._publish_state(device.id, dict(self.service.home.devices[device.id].state))  # the truth, changed or not
 
     def _refused(self, device: Device, sentence: str) -> None:
-        log.warning("%s", sentence)
+        log.info("%s", sentence)  # lares serve-home shows it; a notebook reads the error topic instead
         self._publish(f"{self.base}/{device.id}/error", sentence, retain=False)
 
     def _report(self, link: Zigbee2MqttLink, payload: bytes) -> None:
@@ -889,6 +889,8 @@ class MqttBridge:
             self.closed = True
         if self._stop_listening is not None:
             self._stop_listening()
+        for device_id in self.links:  # the simulation holds these devices again
+            self.service.unbind(device_id)
         if clear and self.client.is_connected():  # else the broker says "offline" itself (the will)
             sent = [self._publish(topic, "") for topic in self.config_topics]
             sent.append(self._publish(self.availability, OFFLINE))

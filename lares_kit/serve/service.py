@@ -229,6 +229,10 @@ class HomeService:
         """
         self._bound[device_id] = link
 
+    def unbind(self, device_id: str) -> None:
+        """Let the simulation hold the device again (the outside device's door has closed)."""
+        self._bound.pop(device_id, None)
+
     def _send_to_bound(self, changed: dict[str, dict[str, Any]]) -> str:
         # The tool changed bound devices in the simulation: put them back, send the change, take what they report.
         from ..errors import ToolError
