@@ -350,6 +350,21 @@ def test_a_tool_call_reaches_the_bound_device_and_its_state_comes_back(bound_hom
     assert "kitchen-light -> zigbee2mqtt/kitchen-lamp/set" in bound_home.describe()
 
 
+def test_an_agent_episode_through_mcp_reaches_the_bound_device(bound_home, outside):
+    # The whole path: an agent's tool call -> MCP -> the served home -> the broker -> the device, and back.
+    from lares_kit import run_agent
+    from lares_kit.serve.app import HomeServer
+    from lares_kit.serve.client import mcp_tools
+
+    service, lamp = bound_home.service, Zigbee2MqttLight(outside())
+    with HomeServer(service, port=0) as server, mcp_tools(server.mcp_url) as tools:
+        home = tools.home()
+        episode = run_agent("turn on the light in the kitchen", home, "intent-action", tools=tools)
+    assert episode.status == "done" and lamp.commands == [{"state": "ON"}]
+    assert service.home.devices["kitchen-light"].state == home.devices["kitchen-light"].state == {"on": True}
+    assert episode.tool_calls[0].result == "The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit."
+
+
 def test_a_silent_bound_device_fails_the_call_and_changes_nothing(bound_home, outside):
     service, lamp = bound_home.service, Zigbee2MqttLight(outside(), silent=True)
     started = time.monotonic()
