@@ -381,8 +381,7 @@ class Toolbox:
         """
         if name not in self._schemas:
             fn = next(f for f in self.tools if f.__name__ == name)
-            given = getattr(fn, "schema", None)  # a tool that brings its own (a remote one, lares_kit.serve.client)
-            self._schemas[name] = given if isinstance(given, dict) else tool_schema(fn, self.enums())
+            self._schemas[name] = getattr(fn, "schema", None) or tool_schema(fn, self.enums())  # remote: its own
         return self._schemas[name]
 
     def dispatch(self, name: str, arguments: str | dict[str, Any] | None) -> Observation:
@@ -425,8 +424,8 @@ class Toolbox:
         try:
             text = fn(**{k: v for k, v in injected.items() if k in params}, **args)
         except ToolError as exc:
-            if not is_refusal(str(exc)) and question_in(str(exc)) is None:  # a verdict of a remote home's gate:
-                self._remember(key, before)  # after a yes, the same call must go through, as with our own gate
+            if not is_refusal(str(exc)) and question_in(str(exc)) is None:  # a remote gate's verdict: no dead loop
+                self._remember(key, before)
             return fail(args, str(exc))
         except (NoAnswer, StopRun):
             raise

@@ -50,7 +50,8 @@ from .faults import FAULT_KINDS, DropConnection, Faults, Intercept
 from .server_app import ModelApp
 from .server_protocol import ModelProtocol
 
-__all__ = ["FAULT_KINDS", "DropConnection", "Faults", "Intercept", "ModelServer", "cli_serve", "listen_socket"]
+__all__ = ["FAULT_KINDS", "DropConnection", "Faults", "Intercept", "ModelServer", "ThreadedServer", "cli_serve",
+           "listen_socket"]
 
 BACKLOG = 2048  # connections the kernel queues while the server is busy (http.server's was 5)
 HEADER_LIMIT = 16 * 1024  # bytes of request line and headers (h11's default): more is a 431
@@ -72,7 +73,12 @@ class _Uvicorn(uvicorn.Server):
 
 
 def listen_socket(host: str, port: int) -> socket.socket:
-    # Bound and listening at once, so the port is known (port=0) and a busy port fails here, not in a thread.
+    """A socket bound and listening at once, so the port is known (port=0) and a busy port fails here.
+
+    Args:
+        host: The address to listen on, e.g. ``"127.0.0.1"``.
+        port: The port; 0 lets the operating system pick a free one.
+    """
     family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
                                                          flags=socket.AI_PASSIVE)[0]
     sock = socket.socket(family, kind, proto)
@@ -86,7 +92,87 @@ def listen_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-class ModelServer:
+class ThreadedServer:
+    """A uvicorn server on a listening socket, served from a background thread: start, stop, wait, close, ``with``.
+
+    Subclasses set ``_server`` (a ``uvicorn.Server``), ``_socket`` (from
+    :func:`listen_socket`) and ``thread_name``; ``lares serve-home``'s
+    server (:class:`lares_kit.serve.app.HomeServer`) is the other one.
+    """
+
+    thread_name = "lares-server"
+    _server: uvicorn.Server
+    _socket: socket.socket
+    _thread: threading.Thread | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self._socket.getsockname()[:2]
+        return str(host), int(port)
+
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT``, an IPv6 host in brackets."""
+        host, port = self.address
+        return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+    def start(self) -> ThreadedServer:
+        """Serve in a background thread; returns self. Clients may connect before it is up (the backlog)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
+                                            name=self.thread_name, daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Ask the server to stop and return at once (safe from a signal handler); a second call stops harder."""
+        if self._server.should_exit:
+            self._server.force_exit = True  # stop waiting for connections to finish
+        self._server.should_exit = True
+
+    def wait(self) -> None:
+        """Block until the server has stopped (after :meth:`stop`, from another thread or a signal)."""
+        thread = self._thread
+        while thread is not None and thread.is_alive():
+            thread.join(0.5)  # a timeout, so Ctrl-C reaches a signal handler on every platform
+
+    def serve_forever(self) -> None:
+        """Serve until :meth:`stop` or Ctrl-C, then close."""
+        self.start()
+        try:
+            self.wait()
+        finally:
+            self.close()
+
+    def serve_until_signalled(self) -> None:
+        """Serve until Ctrl-C (SIGINT) or SIGTERM, which stop it at once, then close; the handlers are put back."""
+
+        def on_signal(signum: int, frame: Any) -> None:
+            self.stop()
+
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            self.serve_forever()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def close(self) -> None:
+        """Stop serving and free the port."""
+        if self._thread is not None:
+            self.stop()
+            self._thread.join(timeout=10)
+            self._thread = None
+        self._socket.close()
+
+    def __enter__(self) -> ThreadedServer:  # noqa: PYI034 -- Python 3.10 has no typing.Self
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ModelServer(ThreadedServer):
     """The offline model over HTTP. ``port=0`` picks a free port; see ``base_url``.
 
     ``latency``: seconds to wait before each reply. ``intercept``: see the
@@ -111,7 +197,6 @@ class ModelServer:
             timeout_graceful_shutdown=5,  # a safety net: the app's own waits end when it stops
             log_config=None)  # leave the process's logging alone (verbose adds one handler)
         self._server = _Uvicorn(config, self.app)
-        self._thread: threading.Thread | None = None
         if verbose:
             _log_to_stderr()
 
@@ -119,61 +204,19 @@ class ModelServer:
     latency = property(lambda self: self.app.latency, lambda self, value: setattr(self.app, "latency", value))
 
     @property
-    def address(self) -> tuple[str, int]:
-        host, port = self._socket.getsockname()[:2]
-        return str(host), int(port)
-
-    @property
     def base_url(self) -> str:
-        host, port = self.address
-        return f"http://{f'[{host}]' if ':' in host else host}:{port}/v1"
+        return self.url + "/v1"
 
     @property
     def requests_served(self) -> int:
         """Responses sent so far."""
         return self._server.server_state.total_requests
 
-    def start(self) -> ModelServer:
-        """Serve in a background thread; returns self. Clients may connect before it is up (the backlog)."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
-                                            name="lares-serve-model", daemon=True)
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Ask the server to stop and return at once (safe from a signal handler); a second call stops harder."""
-        if self._server.should_exit:
-            self._server.force_exit = True  # stop waiting for connections to finish
-        self._server.should_exit = True
-
-    def wait(self) -> None:
-        """Block until the server has stopped (after :meth:`stop`, from another thread or a signal)."""
-        thread = self._thread
-        while thread is not None and thread.is_alive():
-            thread.join(0.5)  # a timeout, so Ctrl-C reaches a signal handler on every platform
-
-    def serve_forever(self) -> None:
-        """Serve until :meth:`stop` or Ctrl-C, then close."""
-        self.start()
-        try:
-            self.wait()
-        finally:
-            self.close()
+    thread_name = "lares-serve-model"
 
     def close(self) -> None:
         """Stop serving and free the port: idle connections close, requests not yet answered get a 503."""
-        if self._thread is not None:
-            self.stop()
-            self._thread.join(timeout=10)
-            self._thread = None
-        self._socket.close()
-
-    def __enter__(self) -> ModelServer:  # noqa: PYI034 -- Python 3.10 has no typing.Self
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().close()
 
 
 def _log_to_stderr() -> None:
@@ -217,15 +260,7 @@ def cli_serve(args: argparse.Namespace) -> int:
         print(f"Injecting faults into {faults.rate:.0%} of chat completions: {', '.join(faults.kinds)} "
               f"(seed {args.fault_seed}).", flush=True)
 
-    def on_signal(signum: int, frame: Any) -> None:
-        server.stop()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        server.serve_forever()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    server.serve_until_signalled()
     print(f"lares serve-model: stopped after {server.requests_served} responses.", file=sys.stderr)
     # The process exits next. Tearing down the interpreter collects every object the model and the
     # openai SDK made (~0.5 s of CPU; over a second on a busy 2-core machine, which broke the 2 s promise);

@@ -31,9 +31,7 @@ import argparse
 import asyncio
 import json
 import logging
-import signal
 import sys
-import threading
 from typing import Any
 
 import uvicorn
@@ -42,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..models.server import listen_socket
+from ..models.server import ThreadedServer, listen_socket
 from .mcp_server import build_mcp_server
 from .service import HomeService
 
@@ -149,65 +147,45 @@ class _Uvicorn(uvicorn.Server):
         await super().shutdown(sockets)
 
 
-class HomeServer:
+class HomeServer(ThreadedServer):
     """The served home over HTTP (MCP at ``/mcp`` and the simulator API). ``port=0`` picks a free port."""
+
+    thread_name = "lares-serve-home"
 
     def __init__(self, service: HomeService, host: str = "127.0.0.1", port: int = 0, *, debug: bool = False) -> None:
         self.service = service
         app, self.events = build_app(service, debug=debug, host=host)
         self._socket = listen_socket(host, port)
-        self._address = self._socket.getsockname()[:2]
+        host, port = self._socket.getsockname()[:2]
+        self._address = str(host), int(port)
         config = uvicorn.Config(app, lifespan="on", loop="asyncio", ws="none", proxy_headers=False,
                                 server_header=False, timeout_graceful_shutdown=1, log_config=None)
         self._server = _Uvicorn(config, self.events)
-        self._thread: threading.Thread | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self._address  # kept: the URLs stay readable after close()
 
     @property
     def base_url(self) -> str:
-        host, port = self._address
-        return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+        return self.url
 
     @property
     def mcp_url(self) -> str:
         return self.base_url + "/mcp"
 
-    def start(self) -> HomeServer:
-        """Serve in a background thread; returns self."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
-                                            name="lares-serve-home", daemon=True)
-            self._thread.start()
-        return self
-
     def stop(self) -> None:
-        """Ask the server to stop and return at once (safe from a signal handler); a second call stops harder."""
-        if self._server.should_exit:
-            self._server.force_exit = True
-        self._server.should_exit = True
+        """Ask the server to stop and return at once (safe from a signal handler); the event streams end now."""
+        super().stop()
         self.events.stop()
-
-    def wait(self) -> None:
-        thread = self._thread
-        while thread is not None and thread.is_alive():
-            thread.join(0.5)  # a timeout, so Ctrl-C reaches a signal handler
-
-    def close(self) -> None:
-        """Stop serving and free the port."""
-        if self._thread is not None:
-            self.stop()
-            self._thread.join(timeout=10)
-            self._thread = None
-        self._socket.close()
-
-    def __enter__(self) -> HomeServer:  # noqa: PYI034 -- Python 3.10 has no typing.Self
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 async def serve_stdio(service: HomeService) -> None:
-    """Speak MCP on standard input and output until the client closes them."""
+    """Speak MCP on standard input and output until the client closes them.
+
+    Args:
+        service: The served home.
+    """
     from mcp.server.stdio import stdio_server
 
     server = build_mcp_server(service)
@@ -274,7 +252,8 @@ def cli_serve_home(args: argparse.Namespace) -> int:
             except KeyboardInterrupt:
                 pass
         else:
-            _serve_until_signal(server)
+            assert server is not None  # --mcp http always serves HTTP
+            server.serve_until_signalled()
     finally:
         if server is not None:
             server.close()
@@ -292,18 +271,3 @@ def _log_to_stderr() -> None:
         handler.setFormatter(logging.Formatter("lares serve-home: %(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
-
-
-def _serve_until_signal(server: HomeServer | None) -> None:
-    assert server is not None
-
-    def on_signal(signum: int, frame: Any) -> None:
-        server.stop()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        server.start()
-        server.wait()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)

@@ -131,9 +131,10 @@ class McpTools(list):
             self._portal_cm.__exit__(None, None, None)
             self._portal_cm = None
             said = self._last_words()
-            raise McpConnectError(f"Could not connect to the MCP server {target!r}: {_reason(exc)}."
-                                  + (f" The server said: {said.rstrip('.')}." if said else "") + " Check the command or URL "
-                                  "(a lares serve-home server prints its MCP URL when it starts).") from None
+            said = f" The server said: {said.rstrip('.')}." if said else ""
+            raise McpConnectError(f"Could not connect to the MCP server {target!r}: {_reason(exc)}.{said} Check the "
+                                  "command or URL (a lares serve-home server prints its MCP URL when it "
+                                  "starts).") from None
         self.extend(self._tool(tool) for tool in listed.tools)
         self.publishes_knowledge = self._has_knowledge()
 
