@@ -64,11 +64,18 @@ solutions: $(STAMP)  ## teachers: exercises/solutions/*.ipynb, the exercises wit
 	$(BIN)/python scripts/build_solutions.py
 
 # The optional real small model (lares_kit.models.local): builds llama-cpp-python from
-# source (about 7 minutes on 2 cores; pip's wheel cache makes the next time quick).
-# `make test` then also runs the tests marked `local`; without it they are skipped.
+# source (about 4 minutes on 2 cores). `make test` then also runs the tests marked `local`;
+# without it they are skipped.
+# On x86-64, llama.cpp is built for AVX2 (x86-64-v3), not for this CPU's every feature: built
+# "native" on a Sapphire Rapids machine it takes its AMX kernels, which crash on the first token
+# on some of them (ggml_backend_amx_mul_mat, llama.cpp issue 20824; seen on this project's CI).
+# --no-cache-dir: a wheel pip cached from a native build must not come back.
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+endif
 LOCAL_STAMP := $(VENV)/.installed-local
-$(LOCAL_STAMP): pyproject.toml | $(STAMP)
-	$(BIN)/python -m pip install -q -e ".[$(EXTRAS),local]"
+$(LOCAL_STAMP): pyproject.toml Makefile | $(STAMP)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q --no-cache-dir -e ".[$(EXTRAS),local]"
 	touch $(LOCAL_STAMP)
 
 .PHONY: local

@@ -1,8 +1,8 @@
 """lares_kit: build, run and measure LLM agents that act in a simulated home.
 
 Start with ``notebooks/00_start_here.ipynb``. The package stays light to
-import: openai, matplotlib and ipywidgets load only when a model client or a
-widget is first asked for.
+import: openai, matplotlib, ipywidgets and the mcp SDK load only when a model
+client, a widget or an MCP connection is first asked for.
 
 >>> import lares_kit
 >>> home = lares_kit.load_world("lares-home")
@@ -21,7 +21,7 @@ from .worlds import WorldError, check_home, load_world
 
 __version__ = "0.1.0"
 __all__ = ["Home", "Device", "Item", "load_world", "check_home", "WorldError", "Toolbox",
-           "Observation", "ToolError", "ScriptedUser", "NoAnswer", "make_client", "run_agent"]
+           "Observation", "ToolError", "ScriptedUser", "NoAnswer", "make_client", "run_agent", "mcp_tools"]
 
 # Lazy names: imported on first use so `import lares_kit` does not pull in openai.
 _LAZY = {
@@ -29,6 +29,7 @@ _LAZY = {
     "make_async_client": "lares_kit.models",
     "run_agent": "lares_kit.agents",
     "Episode": "lares_kit.episode",
+    "mcp_tools": "lares_kit.serve.client",
 }
 
 

@@ -14,16 +14,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..devices import attributes_of
 from ..errors import ToolError, brief
 from ..ha_domains import domain_of
 from ..home import Device, Home
 from ..wording import capitalise, in_sentence
-
-if TYPE_CHECKING:
-    from .mqtt import MqttBridge
 
 __all__ = ["BadCommand", "Zigbee2MqttLink", "from_zigbee2mqtt", "to_zigbee2mqtt"]
 
@@ -232,7 +229,7 @@ def from_zigbee2mqtt(device: Device, report: dict[str, Any]) -> dict[str, Any]:
 class Zigbee2MqttLink:
     """A world device bound to a zigbee2mqtt device: :meth:`send` is the :class:`~.service.DeviceLink`."""
 
-    def __init__(self, bridge: MqttBridge, device: Device) -> None:
+    def __init__(self, bridge: Any, device: Device) -> None:  # bridge: the mqtt.MqttBridge that made it
         self.bridge, self.device = bridge, device
         self.command_topic = device.mqtt["command_topic"]
         self.state_topic = device.mqtt["state_topic"]
