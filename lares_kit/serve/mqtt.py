@@ -129,6 +129,7 @@ class MqttBridge:
         self._by_state_topic = {link.state_topic: link for link in self.links.values()}
         self.closed = False
         self.published = 0  # times every config and state went out (start, reconnections, Home Assistant's birth)
+        self._sent: list[Any] = []  # paho's receipts of the last full publication
         self._connack: Any = None
         self._online = False  # connected now (paho reconnects by itself after a lost connection)
         self._publishing = threading.Lock()  # one full publication at a time, none after close() cleared the configs
@@ -182,7 +183,7 @@ class MqttBridge:
         if self._connack.is_failure:
             self._shutdown(clear=False)
             raise MqttError(f"The MQTT broker at {where} refused the connection: {self._connack}.")
-        if not _wait(lambda: self.published > 0, timeout):  # pragma: no cover - a local broker takes it at once
+        if not _wait(lambda: self.published > 0 and all(info.is_published() for info in self._sent), timeout):
             self._shutdown(clear=False)
             raise MqttError(f"The MQTT broker at {where} did not take the home's topics within {timeout:g} s.")
         self._stop_listening = self.service.listen(self._on_event)
@@ -212,25 +213,28 @@ class MqttBridge:
         with self._publishing:
             if self.closed:
                 return
-            for entity in self.discovery.entities:
-                self._publish(self.discovery.config_topic(entity), json.dumps(entity.config, ensure_ascii=False))
-            self._publish(self.availability, ONLINE)
+            sent = [self._publish(self.discovery.config_topic(entity), json.dumps(entity.config, ensure_ascii=False))
+                    for entity in self.discovery.entities]
+            sent.append(self._publish(self.availability, ONLINE))
             for device_id in self.discovery.devices:
-                self._publish_state(device_id, dict(self.service.home.devices[device_id].state))
+                sent += self._publish_state(device_id, dict(self.service.home.devices[device_id].state))
             robot = self.service.home.robot
-            self._publish(f"{self.base}/robot", json.dumps({"id": robot.id, "room": robot.room}))
+            sent.append(self._publish(f"{self.base}/robot", json.dumps({"id": robot.id, "room": robot.room})))
+            self._sent = sent  # connect() returns once the broker has acknowledged all of them
             self.published += 1
 
     def _publish(self, topic: str, payload: str, *, retain: bool = True) -> Any:
         return self.client.publish(topic, payload, qos=1, retain=retain)
 
-    def _publish_state(self, device_id: str, state: dict[str, Any]) -> None:
-        self._publish(f"{self.base}/{device_id}/attributes", json.dumps(state, ensure_ascii=False, default=str))
+    def _publish_state(self, device_id: str, state: dict[str, Any]) -> list[Any]:
+        sent = [self._publish(f"{self.base}/{device_id}/attributes",
+                              json.dumps(state, ensure_ascii=False, default=str))]
         for entity in self.discovery.by_device.get(device_id, []):
             for topic, payload_of in entity.outputs.items():
                 payload = payload_of(state)
                 if payload is not None:
-                    self._publish(topic, payload)
+                    sent.append(self._publish(topic, payload))
+        return sent
 
     def _on_event(self, event: dict[str, Any]) -> None:
         # A change in the home (any door, any thread): its new state on its topics.
