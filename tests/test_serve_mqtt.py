@@ -202,10 +202,12 @@ def test_discovery_configs_arrive_retained_and_well_formed(bridge, outside):
                                                                                          f"{d.replace('-', '_')}"])
         device = home.devices[device_id]
         seen_devices.add(device_id)
-        assert config["device"] == {"identifiers": [f"lares_townhouse_{object_id}"], "name": "The townhouse",
+        room = home.room_name(device.room)
+        titled = device.name if room.lower() in device.name.lower() else f"{room} {device.name}"
+        assert config["device"] == {"identifiers": [f"lares_townhouse_{object_id}"], "name": titled,
                                     "manufacturer": "lares_kit", "model": f"simulated {device.type}",
-                                    "suggested_area": home.room_name(device.room)}
-        assert config["name"] == device.name and config["unique_id"] == f"lares_townhouse_{object_id}"
+                                    "suggested_area": room}
+        assert config["name"] is None and config["unique_id"] == f"lares_townhouse_{object_id}"  # the device's
         assert (config["availability_topic"], config["payload_available"], config["payload_not_available"]) == \
             ("lares/townhouse/availability", "online", "offline")
         state_topic = config.get("state_topic") or config["mode_state_topic"]

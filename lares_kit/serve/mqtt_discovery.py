@@ -112,13 +112,17 @@ class _Discovery:
         if build is None:  # pragma: no cover - every domain of ha_domains is handled above
             raise _Skip(f"{device.type}: no MQTT entity for the Home Assistant domain {domain}")
         entity = build(device)
-        entity.config.update(self._common(device, entity.object_id, device.name))
+        entity.config.update(self._common(device, entity.object_id, None))
         entity.config["json_attributes_topic"] = self.topic(device, "attributes")
         return [entity]
 
-    def _common(self, device: Device, oid: str, name: str) -> dict[str, Any]:
+    def _common(self, device: Device, oid: str, name: str | None) -> dict[str, Any]:
+        # Home Assistant names an entity "<device name> <entity name>", or the device's name alone when the
+        # entity's is null: one device per lares device, named with its room ("Kitchen Light"), so five
+        # lights called "Light" stay apart; a sensor's readings are its entities ("Office Air sensor CO2").
         return {"name": name, "unique_id": f"{self.node_id}_{oid}",
-                "device": {"identifiers": [f"{self.node_id}_{object_id(device.id)}"], "name": self.home.name,
+                "device": {"identifiers": [f"{self.node_id}_{object_id(device.id)}"],
+                           "name": _titled(device, self.home),
                            "manufacturer": "lares_kit", "model": f"simulated {device.type}",
                            "suggested_area": self.home.room_name(device.room)},
                 "availability_topic": self.availability, "payload_available": ONLINE,
@@ -288,7 +292,7 @@ class _Discovery:
         for key in readings:
             value, attr = device.state[key], attrs.get(key)
             oid = f"{object_id(device.id)}_{object_id(key)}"
-            words = f"{device.name} {_READING_WORDS.get(key, key.replace('_', ' '))}"
+            words = _READING_WORDS.get(key, key.replace("_", " "))
             topic = self.topic(device, key)
             if isinstance(value, bool):
                 entity = _Entity("binary_sensor", oid, device, {"state_topic": topic})
@@ -301,6 +305,19 @@ class _Discovery:
             entity.config["json_attributes_topic"] = self.topic(device, "attributes")
             entities.append(entity)
         return entities
+
+
+def _titled(device: Device, home: Home) -> str:
+    """A device's name for Home Assistant: with its room's in front unless it already says it.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("townhouse")
+        >>> _titled(home.devices["kitchen-light"], home), _titled(home.devices["front-door-lock"], home)
+        ('Kitchen Spotlights', 'Hall Front door lock')
+    """
+    room = home.room_name(device.room)
+    return device.name if room.lower() in device.name.lower() else f"{room} {device.name}"
 
 
 def _sensor_kind(key: str, value: Any, attr: Attribute | None, unit: str | None) -> dict[str, Any]:
@@ -335,7 +352,7 @@ def discovery_configs(home: Home, *, base: str | None = None, prefix: str = DISC
         >>> lock["unique_id"], lock["command_topic"]
         ('lares_townhouse_front_door_lock', 'lares/townhouse/front-door-lock/set')
         >>> lock["state_topic"], lock["availability_topic"], lock["device"]["name"]
-        ('lares/townhouse/front-door-lock/state', 'lares/townhouse/availability', 'The townhouse')
+        ('lares/townhouse/front-door-lock/state', 'lares/townhouse/availability', 'Hall Front door lock')
         >>> sorted({topic.split("/")[1] for topic in configs})
         ['climate', 'cover', 'fan', 'light', 'lock', 'switch']
     """
