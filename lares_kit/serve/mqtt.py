@@ -35,12 +35,8 @@ reports run one at a time on the bridge's own thread, since a command to a bound
 device's answer, which the network thread brings. Timed waits are polled with short sleeps (a timed
 ``Event.wait`` never ends under faketime, ``tests/conftest.py``).
 
-Examples:
-    >>> from lares_kit import load_world
-    >>> configs = discovery_configs(load_world("lares-home"))
-    >>> topic = "homeassistant/light/lares_lares_home/kitchen_light/config"
-    >>> configs[topic]["schema"], configs[topic]["command_topic"], configs[topic]["device"]["suggested_area"]
-    ('json', 'lares/lares-home/kitchen-light/set', 'Kitchen')
+This module is the bridge; the entities and their configs are :mod:`.mqtt_discovery`'s, the payloads both ways
+and the zigbee2mqtt link :mod:`.mqtt_payloads`'.
 """
 
 from __future__ import annotations
