@@ -117,3 +117,14 @@ def test_the_served_homes_gate_refuses_or_asks_through_the_agents_user(source, a
     assert home.devices["front-door-lock"].state == {"locked": locked}
     assert episode.asked == ([] if locked else ["Shall I unlock the front door lock (front-door-lock)? Please answer "
                                                 "yes or no."])
+
+
+@pytest.mark.parametrize("agent", ["function-calling", "sage"])
+def test_a_home_of_your_own_catches_up_with_the_served_one_before_the_first_prompt(agent):
+    # The served office light is on; the home passed in says off. Read unsynced, the knowledge would make the
+    # agent answer "it is already off" and do nothing.
+    service = HomeService(load_world("lares-home"))
+    service.call("set_light", {"light_id": "office-light", "on": True})
+    with HomeServer(service, port=0) as server, mcp_tools(server.mcp_url) as tools:
+        episode = run_agent("turn off the light in the office", load_world("lares-home"), agent, tools=tools)
+    assert episode.status == "done" and service.home.devices["office-light"].state == {"on": False}

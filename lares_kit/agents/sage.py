@@ -253,6 +253,8 @@ def sage_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any,
         memory.user = speaker(run.home)
     # Given tools are the device agent's; the coordinator keeps its sub-agents, ask_user and halt.
     device_tools = None if tools is None else [fn for fn in tools if fn.__name__ not in ("ask_user", "halt")]
+    if (sync := getattr(tools, "sync", None)) is not None:  # a remote home's tools: the home catches up first
+        sync(run.home)
     tree = SageTree(run, memory, monitor, device_tools=device_tools)
     box = Toolbox(run.home, tools=_tools(tree), user=user, memory=memory, monitor=monitor, source=run.episode.source)
     return box, COORDINATOR_PROMPT + (CONFIRM_PROMPT if box.safety else ""), _goal(memory.user, run.home)
