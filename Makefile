@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS ?= test,lab,browser
+EXTRAS ?= test,lab,browser,dask
 # One stamp per set of extras, so changing EXTRAS re-installs.
 comma  := ,
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
