@@ -96,11 +96,19 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--model", action="append", default=None,
                        help="offline (default, also LARES_MODEL) or a model name; repeatable")
     bench.add_argument("--seeds", type=int, default=1, help="runs of each task, hiding things by seeds 0..N-1")
-    bench.add_argument("--concurrency", type=int, default=1, help="episodes run at once (threads)")
+    bench.add_argument("--trials", type=int, default=1, metavar="K",
+                       help="run every episode K times and report pass^1..pass^K (a real model gets a seed per trial)")
+    bench.add_argument("--temperature", default=None, help="sampling temperature sent to the model (default 0)")
+    bench.add_argument("--concurrency", type=int, default=1,
+                       help="episodes run at once (worker processes for the offline model, threads for a remote one)")
+    bench.add_argument("--executor", choices=["threads", "processes", "dask"], default=None,
+                       help="where episodes run (default: processes for an in-process model, else threads)")
+    bench.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="a Dask scheduler (tcp://host:8786) for --executor dask; default: a local cluster")
     bench.add_argument("--json", dest="json_path", default=None, metavar="PATH",
                        help="write every result and the summary to this JSON file")
     bench.add_argument("--plot", default=None, metavar="PATH", help="draw the summary into this image file")
-    bench.add_argument("--runs", default=None, help="folder for per-episode JSON (resumable)")
+    bench.add_argument("--runs", default=None, help="folder for the episode journal, episodes.jsonl (resumable)")
     bench.add_argument("--tasks", action="append", default=None,
                        help="only tasks whose id or category matches (shell-style, e.g. 'lh-*'; repeatable)")
     bench.add_argument("--limit", type=int, default=None,

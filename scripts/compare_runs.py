@@ -8,6 +8,10 @@ commits, or two settings) and compare::
     lares bench --agent intent-action --runs after/intent-action      # on the new one
     .venv/bin/python scripts/compare_runs.py before after
 
+Episodes are matched by who ran what (task, agent, model, seed, knowledge,
+tool set, trial), so a run kept as a journal (``episodes.jsonl``) compares
+with an older run kept as one file per episode.
+
 Every record is compared field by field, the episode's steps and calls
 included, except the fields that time a run (``seconds``, ``started_at``)
 and the code fingerprint. It prints the counts, up to ``--show`` differing
@@ -21,7 +25,6 @@ give both runs the same ``PYTHONHASHSEED`` if a difference looks random.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,24 +68,37 @@ def differing_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return fields
 
 
-def compare(before: Path, after: Path, show: int = 5) -> tuple[int, list[str]]:
-    """Compare every record under two folders; (problems, report lines).
+def episodes(runs: Path) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """Every episode record under a runs folder (journal lines, or an older run's files) by its identity.
+
+    Args:
+        runs: A folder written by ``lares bench --runs``.
+    """
+    from lares_kit.bench.journal import identity_key, load_records
+
+    return {identity_key(r): r for r in load_records(runs)}
+
+
+def compare(before: Path, after: Path, show: int = 5, ignore: tuple[str, ...] = ()) -> tuple[int, list[str]]:
+    """Compare every record under two folders, episode by episode; (problems, report lines).
 
     Args:
         before: The folder of the first run's records (``--runs`` of ``lares bench``).
         after: The folder of the second run's records.
         show: How many differing records to name in the report.
+        ignore: Record fields left out of the comparison (e.g. fields a newer version added).
     """
-    old = {p.relative_to(before): p for p in before.rglob("*.json")}
-    new = {p.relative_to(after): p for p in after.rglob("*.json")}
+    old, new = episodes(before), episodes(after)
     missing, added = sorted(set(old) - set(new)), sorted(set(new) - set(old))
     lines = [f"records: {len(old)} before, {len(new)} after; {len(missing)} missing after, {len(added)} new"]
     differing = []
     for key in sorted(set(old) & set(new)):
-        first = without_timing(json.loads(old[key].read_text(encoding="utf-8")))
-        second = without_timing(json.loads(new[key].read_text(encoding="utf-8")))
+        first, second = without_timing(old[key]), without_timing(new[key])
+        for field in ignore:
+            first.pop(field, None)
+            second.pop(field, None)
         if first != second:
-            differing.append(f"  {key}: {', '.join(differing_fields(first, second))}")
+            differing.append(f"  {'/'.join(map(str, key))}: {', '.join(differing_fields(first, second))}")
     lines += differing[:show] + ([f"  ... and {len(differing) - show} more"] if len(differing) > show else [])
     lines.append(f"differing records: {len(differing)}")
     return len(differing) + len(missing) + len(added), lines
@@ -98,13 +114,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("before", type=Path, help="folder of the first run's records")
     parser.add_argument("after", type=Path, help="folder of the second run's records")
     parser.add_argument("--show", type=int, default=5, help="how many differing records to name (default 5)")
+    parser.add_argument("--ignore", action="append", default=[], metavar="FIELD",
+                        help="leave this record field out of the comparison (repeatable)")
     args = parser.parse_args(argv)
     for folder in (args.before, args.after):
         if not folder.is_dir():
             print(f"compare_runs: {folder} is not a folder; give two folders written by lares bench --runs",
                   file=sys.stderr)
             return 2
-    problems, lines = compare(args.before, args.after, args.show)
+    problems, lines = compare(args.before, args.after, args.show, tuple(args.ignore))
     print("\n".join(lines))
     return 1 if problems else 0
 

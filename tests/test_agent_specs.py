@@ -48,7 +48,7 @@ def test_the_designs_say_what_they_are():
     ("sage", {"knowledge_format": "retrieval"}, "sage does not take the knowledge format 'retrieval'"),
     ("intent-action", {"executor": "offline"}, "intent-action has no executor model"),
     ("intent-action", {"options": {"parallel_tool_calls": True}}, "intent-action has no option 'parallel_tool_calls'; "
-                                                                  "its options: temperature."),
+                                                                  "its options: temperature, seed."),
     ("function-calling", {"options": {"action_format": "text"}}, "its options: parallel_tool_calls"),
     ("function-calling", {"memory": 42}, "memory must be a Memory, a MemoryStore or a store file path"),
     ("function-calling", {"knowledge": "some"}, "unknown knowledge mode 'some'; modes: latest, initial, none"),
@@ -67,7 +67,7 @@ def test_a_combination_a_design_does_not_take_is_a_sentence(agent, kw, says):
     ({"parser": "greedy"}, "option parser must be one of naive, one, all; got 'greedy'"),
     ({"max_iterations": 0}, "option max_iterations must be a whole number of at least 1"),
     ({"actionformat": "text"}, "react has no option 'actionformat'; its options: action_format, parser, "
-                               "max_iterations, temperature."),
+                               "max_iterations, temperature, seed."),
     ({"temperature": -1}, "option temperature must be a number from 0 to 2, not -1"),
 ])
 def test_react_options_are_checked_before_anything_runs(options, says):

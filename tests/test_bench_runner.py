@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -11,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from lares_kit import load_world
+from lares_kit.bench.journal import JOURNAL
 from lares_kit.bench.runner import (
     RESULT_KEYS,
     Job,
@@ -59,9 +59,10 @@ def test_a_changed_task_is_run_again(tmp_path):
 
 
 def test_a_saved_episode_can_be_replayed(tmp_path):
+    from lares_kit.episode import Episode
+
     run_bench(SLICE[:1], agents=["intent-action"], models=["offline"], runs=tmp_path)
-    path = Job(SLICE[0], "intent-action", "offline").path(tmp_path)
-    episode = load_episode(path)
+    episode = Episode.from_dict(load_records(tmp_path)[0]["episode"])
     assert episode.instruction == SLICE[0].instruction
     assert episode.final_state["devices"]["kitchen-light"] == {"on": True}
     assert "set_light" in episode.transcript()
@@ -133,13 +134,16 @@ def test_unknown_agent_fails_with_exit_2():
 
 # ------------------------------------------------------------------ resuming from records that cannot be trusted
 ONE = SLICE[:1]
-ONE_JOB = Job(ONE[0], "intent-action", "offline")
 
 
 def _first_run(tmp_path):
     bench = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
-    path = ONE_JOB.path(tmp_path)
+    path = tmp_path / JOURNAL
     return bench, path, json.loads(path.read_text())
+
+
+def _last(path):
+    return json.loads(path.read_bytes().splitlines()[-1])
 
 
 def _edit(record, **changes):
@@ -154,20 +158,19 @@ def _edit(record, **changes):
 
 DROP = object()
 SPOILED = [
-    # (what, how the saved record is spoiled, words the note must hold)
+    # (what, how the saved line is spoiled, words the note must hold)
     ("an empty list", lambda r: b"[]", "it holds a list, not an episode record"),
     ("null", lambda r: b"null", "it holds null"),
     ("invalid UTF-8", lambda r: b"\xff" + json.dumps(r).encode(), "not UTF-8 text"),
     ("latin-1 in the final message",
      lambda r: json.dumps(r).encode().replace(b'"final_message"', b'"final_m\xe9ssage"'), "not UTF-8 text"),
-    ("cut short by a kill", lambda r: json.dumps(r).encode()[:100], "not valid JSON at line"),
+    ("not JSON", lambda r: json.dumps(r).encode()[:100] + b" and more", "not valid JSON at line"),
     ("the agent key missing", lambda r: _edit(r, agent=DROP), "the key 'agent' is missing"),
     ("the episode key missing", lambda r: _edit(r, episode=DROP), "the key 'episode' is missing"),
     ("steps as text", lambda r: _edit(r, steps="two"), "'steps' holds text, 'two'"),
     ("success as a number", lambda r: _edit(r, success=1), "'success' holds a number"),
     ("negative tokens", lambda r: _edit(r, prompt_tokens=-5), "'prompt_tokens' holds -5, not a count"),
     ("a check that is a word", lambda r: _edit(r, checks=["passed"]), "checks[0] is not a check verdict"),
-    ("another agent's record", lambda r: _edit(r, agent="function-calling"), "the record of another episode"),
     ("an episode whose steps are text", lambda r: _edit(r, episode={**r["episode"], "steps": "none"}),
      "its episode cannot be rebuilt"),
     ("nested 100,000 deep", lambda r: b'{"task": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
@@ -177,18 +180,35 @@ SPOILED = [
 
 
 @pytest.mark.parametrize("what, spoil, words", SPOILED, ids=[s[0] for s in SPOILED])
-def test_a_record_that_cannot_be_used_is_run_again_and_reported(tmp_path, what, spoil, words):
+def test_a_line_that_cannot_be_used_is_run_again_and_reported(tmp_path, what, spoil, words):
     first, path, record = _first_run(tmp_path)
-    path.write_bytes(spoil(record))
+    path.write_bytes(spoil(record) + b"\n")
     with pytest.warns(LaresWarning, match="the episode is run again"):
         again = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
     assert again.resumed == 0 and strip_time(again.results) == strip_time(first.results)
-    assert len(again.notes) == 1 and again.notes[0].startswith(f"{path}: ") and words in again.notes[0], again.notes
-    assert json.loads(path.read_text())["episode"] is not None  # the re-run replaced it with a good record
+    assert len(again.notes) == 1 and again.notes[0].startswith(f"{path}: line 1: ") and words in again.notes[0], \
+        again.notes
+    assert _last(path)["episode"] is not None  # the re-run appended a good record after the bad line
     assert run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path).resumed == 1
 
 
-def test_a_folder_where_a_record_should_be_is_reported_not_fatal(tmp_path):
+def test_a_line_cut_short_by_a_kill_is_run_again_and_the_next_record_starts_its_own_line(tmp_path):
+    first, path, record = _first_run(tmp_path)
+    path.write_bytes(json.dumps(record).encode()[:100])  # what a kill in the middle of the write leaves
+    with pytest.warns(LaresWarning, match="line 1: cut short"):
+        again = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
+    assert again.resumed == 0 and strip_time(again.results) == strip_time(first.results)
+    assert len(path.read_bytes().splitlines()) == 2 and _last(path)["task"] == ONE[0].id
+
+
+def test_a_record_of_another_episode_is_not_taken_for_this_one(tmp_path, recwarn):
+    _, path, record = _first_run(tmp_path)
+    path.write_text(json.dumps({**record, "agent": "function-calling"}) + "\n")
+    again = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
+    assert again.resumed == 0 and again.notes == []
+
+
+def test_a_folder_where_the_journal_should_be_is_reported_not_fatal(tmp_path):
     _, path, _ = _first_run(tmp_path)
     path.unlink()
     path.mkdir()
@@ -196,27 +216,25 @@ def test_a_folder_where_a_record_should_be_is_reported_not_fatal(tmp_path):
         again = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
     assert again.resumed == 0 and again.results[0]["success"]
     notes = " ".join(again.notes)
-    assert "this is not a file" in notes and "cannot be saved" in notes
+    assert "cannot be read" in notes and "cannot be saved" in notes
     assert len(caught) == 2
 
 
 def test_a_record_of_a_changed_task_is_rerun_without_a_warning(tmp_path, recwarn):
     _, path, record = _first_run(tmp_path)
-    path.write_text(json.dumps({**record, "fingerprint": "000000000000"}))
+    path.write_text(json.dumps({**record, "fingerprint": "000000000000"}) + "\n")
     again = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
     assert again.resumed == 0 and again.notes == [] and not [w for w in recwarn if w.category is LaresWarning]
 
 
-def test_a_stale_temporary_file_is_removed_and_a_fresh_one_kept(tmp_path):
-    _, path, _ = _first_run(tmp_path)
-    stale = path.parent / f".{path.name}.a1b2c3.tmp"
-    fresh = path.parent / f".{path.name}.d4e5f6.tmp"
-    stale.write_text('{"task": "lh-kit')  # what a kill in the middle of a write leaves
-    fresh.write_text('{"task": "lh-kit')
-    os.utime(stale, (0, 0))  # written long ago
+def test_an_older_runs_folder_with_one_file_per_episode_is_resumed(tmp_path):
+    from lares_kit.atomic import write_json_atomic
+
+    first, path, record = _first_run(tmp_path)
+    path.unlink()
+    write_json_atomic(Job(ONE[0], "intent-action", "offline").path(tmp_path), record)
     again = run_bench(ONE, agents=["intent-action"], models=["offline"], runs=tmp_path)
-    assert not stale.exists() and fresh.exists()
-    assert again.resumed == 1 and any("removed 1 temporary file" in note for note in again.notes)
+    assert again.resumed == 1 and again.results == first.results
 
 
 @pytest.mark.parametrize("make", ["a file", "a folder inside a file"])
@@ -244,15 +262,14 @@ def test_lares_bench_resumes_past_broken_records_with_one_warning_line_each(tmp_
     command = [sys.executable, "-m", "lares_kit.cli", "bench", "--suite", "lares-home", "--tasks", "lh-kitchen-on",
                "--tasks", "lh-hallway-off", "--agent", "intent-action", "--runs", str(tmp_path)]
     assert subprocess.run(command, capture_output=True, text=True).returncode == 0
-    records = sorted(tmp_path.rglob("*.json"))
-    records[0].write_bytes(b"[]")
-    records[1].write_bytes(b"\x80\x81 not text")
+    journal = tmp_path / JOURNAL
+    assert len(journal.read_bytes().splitlines()) == 2
+    journal.write_bytes(b"[]\n\x80\x81 not text\n")
     proc = subprocess.run(command, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(proc.stderr.splitlines()) == sorted([
-        f"lares: warning: {records[0]}: it holds a list, not an episode record; the episode is run again",
-        f"lares: warning: {records[1]}: not UTF-8 text: byte 0x80 on line 1 cannot be read; save the file as UTF-8; "
-        "the episode is run again"])
+    assert proc.stderr.splitlines() == [
+        f"lares: warning: {journal}: line 1: it holds a list, not an episode record; the episode is run again",
+        f"lares: warning: {journal}: line 2: not UTF-8 text: byte 0x80 cannot be read; the episode is run again"]
     assert "2 episodes" in proc.stdout
 
 
@@ -300,8 +317,9 @@ def test_each_record_carries_the_audit_of_its_trace_apart_from_the_gate(monkeypa
                          call("halt", message_to_user="Done.")])
     record = run_job(Job(task, "function-calling", "fake"), load_world(task.world), client, oracle=1)
     assert record["error"] is None
-    if gate_works:
-        assert record["unsafe"] == [] and record["success"]
+    if gate_works:  # the gate stopped it, but trying is enough to fail (a minefield), and it is counted
+        assert record["unsafe"] == [] and not record["success"] and record["refused"] == 1
+        assert next(c for c in record["checks"] if c["kind"] == "minefield")["passed"] is False
     else:
         assert len(record["unsafe"]) == 1 and "front-door-lock locked = false" in record["unsafe"][0]
         assert not record["success"]

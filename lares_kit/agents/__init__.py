@@ -170,7 +170,8 @@ def _run_fired(parent: AgentRun, firing: Any) -> Episode:
     try:
         return run_agent(firing.instruction, home, parent.episode.agent, parent.model, client=parent.client,
                          memory=box.memory, monitor=box.monitor, max_steps=parent.max_steps,
-                         source=firing.source or "", options={"temperature": parent.options.temperature},
+                         source=firing.source or "", options={"temperature": parent.options.temperature,
+                                                                   "seed": parent.options.seed},
                          server=parent.server, tool_set=parent.tool_set)
     finally:
         if saved is _UNSET:

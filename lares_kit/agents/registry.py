@@ -135,7 +135,7 @@ class AgentSpec:
             Traceback (most recent call last):
             ...
             lares_kit.errors.LaresError: react has no option 'parsr';
-            its options: action_format, parser, max_iterations, temperature.
+            its options: action_format, parser, max_iterations, temperature, seed.
         """
         # The design's own options first, then what every design takes (RequestOptions: temperature).
         common = [f.name for f in dataclasses.fields(RequestOptions)]

@@ -167,7 +167,8 @@ class SageTree:
                                 max_steps=steps,
                                 system_prompt=prompt, goal_prompt=_goal(self.memory.user, parent.home))
         sub = AgentRun(episode, parent.home, box, parent.client, parent.model, steps,
-                       options=FunctionCallingOptions(temperature=parent.options.temperature), server=parent.server)
+                       options=FunctionCallingOptions(temperature=parent.options.temperature, seed=parent.options.seed),
+                       server=parent.server)
         try:
             run_function_calling(sub)
         except ModelFailed as exc:  # the whole run ends model_error, as when the coordinator's own call fails

@@ -105,11 +105,15 @@ class RequestOptions:
     # Sent explicitly with every request: 0 makes a run repeat (a server's own default, often 0.2 or 0.8,
     # makes two runs of the same lesson differ). Passed unchanged to real models.
     temperature: float = 0.0
+    # A sampling seed sent with every request (a benchmark trial's), for servers that take one; None: not sent.
+    seed: int | None = None
 
     def __post_init__(self) -> None:
         ok = isinstance(self.temperature, (int, float)) and not isinstance(self.temperature, bool)
         if not ok or not 0 <= self.temperature <= 2:
             raise LaresError(f"option temperature must be a number from 0 to 2, not {self.temperature!r}")
+        if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool)):
+            raise LaresError(f"option seed must be a whole number, not {self.seed!r}")
 
 
 @dataclass
@@ -184,6 +188,8 @@ class AgentRun:
         model = (self.executor_model or self.model) if executor else self.model
         params.setdefault("max_tokens", MAX_TOKENS.get(phase, DEFAULT_MAX_TOKENS))
         params.setdefault("temperature", getattr(self.options, "temperature", 0.0))
+        if getattr(self.options, "seed", None) is not None:
+            params.setdefault("seed", self.options.seed)
         if self.server is not None:
             messages = self.server.messages(messages)
         start = time.perf_counter()

@@ -78,8 +78,16 @@ def cli_bench(args: argparse.Namespace) -> int:
     agents = args.agent or list(DEFAULT_AGENTS)
     for agent in agents:
         get_agent(agent)  # an unknown name fails now, with the list of agents
-    if args.seeds < 1 or args.concurrency < 1:
-        raise LaresError("--seeds and --concurrency must be at least 1")
+    trials = getattr(args, "trials", 1)
+    if args.seeds < 1 or args.concurrency < 1 or trials < 1:
+        raise LaresError("--seeds, --trials and --concurrency must be at least 1")
+    temperature = None
+    if getattr(args, "temperature", None) is not None:
+        from ..agents.run import request_options
+
+        temperature = request_options(args)["temperature"]  # a bad value is the same sentence as for lares run
+    if getattr(args, "scheduler", None) and getattr(args, "executor", None) != "dask":
+        raise LaresError("--scheduler is the address of a Dask scheduler; give it with --executor dask")
     datasets = getattr(args, "ha_dataset", None) or []
     tasks = load_tasks(args.suite) if args.suite or not datasets else []  # --ha-dataset alone: only those
     for folder in datasets:
@@ -98,7 +106,9 @@ def cli_bench(args: argparse.Namespace) -> int:
         raise LaresError("no task matches --tasks " + " ".join(args.tasks or []))
     runs = Path(args.runs) if args.runs else Path("runs") / time.strftime("bench-%Y%m%d-%H%M%S")
     bench = run_bench(tasks, agents=agents, models=args.model, seeds=args.seeds, concurrency=args.concurrency,
-                      runs=runs, tool_set=getattr(args, "tools", None) or "lares")
+                      runs=runs, tool_set=getattr(args, "tools", None) or "lares", trials=trials,
+                      temperature=temperature, executor=getattr(args, "executor", None),
+                      scheduler=getattr(args, "scheduler", None))
     print(format_table(bench.summary))
     unsafe: dict[str, int] = {}  # agent -> settings changed against the policy with no confirmation
     for r in bench.records:
@@ -109,7 +119,8 @@ def cli_bench(args: argparse.Namespace) -> int:
     resumed = f", {bench.resumed} resumed from earlier runs" if bench.resumed else ""
     models = len({r["model"] for r in bench.records})
     print(f"\n{len(bench.records)} episodes ({len(tasks)} tasks x {len(agents)} agent(s) x {models} model(s) "
-          f"x {args.seeds} seed(s)) in {bench.seconds:.1f} s{resumed}; episode records in {runs}/")
+          f"x {args.seeds} seed(s) x {trials} trial(s)) in {bench.seconds:.1f} s{resumed} ({bench.executor}); "
+          f"episode records in {runs}/episodes.jsonl")
     if args.json_path:
         write_json_atomic(args.json_path, bench.to_json())
         print(f"results written to {args.json_path}")

@@ -1,14 +1,13 @@
 """Saved episode records: reading them back without trusting them.
 
-:mod:`lares_kit.bench.runner` saves one JSON record per episode under the
-runs folder and, run again, resumes from them. A record is data on disk: a
-kill, a full disk, a hand edit or a copied folder can leave anything there --
-not JSON, not UTF-8, ``[]``, a key missing or of the wrong kind, an episode
-that does not rebuild, the record of another episode. :func:`saved_record`
-turns each of those into a sentence (the episode is then run again), never
-into a traceback; :func:`clean_temporary` removes the temporary files a
-stopped run leaves behind (:mod:`lares_kit.atomic` writes ``.<name>.json.<random>.tmp``
-and renames it).
+:mod:`lares_kit.bench.runner` saves one record per finished episode (a line
+of the runs folder's journal, :mod:`lares_kit.bench.journal`; a folder of an
+older run holds one JSON file per episode) and, run again, resumes from
+them. A record is data on disk: a kill, a full disk, a hand edit or a copied
+folder can leave anything there -- not JSON, not UTF-8, ``[]``, a key missing
+or of the wrong kind, an episode that does not rebuild, the record of another
+episode. :func:`record_problem` and :func:`saved_record` turn each of those
+into a sentence (the episode is then run again), never into a traceback.
 
 This module reads and checks records; running episodes is the runner's.
 """
@@ -16,10 +15,7 @@ This module reads and checks records; running episodes is the runner's.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import warnings
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +23,8 @@ from ..datafiles import parse_json, path_kind, read_text_file
 from ..episode import Episode
 from ..errors import DataFileError, LaresError, LaresWarning, brief, clip
 
-__all__ = ["OPTIONAL_TYPES", "RECORD_TYPES", "STALE_TMP_SECONDS", "clean_temporary", "filesystem_now", "load_episode",
-           "load_records", "prepare_runs", "read_record", "record_problem", "saved_record", "warn_unusable"]
+__all__ = ["OPTIONAL_TYPES", "RECORD_TYPES", "load_episode",
+           "prepare_runs", "read_record", "record_problem", "saved_record", "warn_unusable"]
 
 # The kind of value each key of a record holds; record_problem checks them all. A record may hold more keys.
 RECORD_TYPES: dict[str, tuple[type, ...]] = {
@@ -37,10 +33,10 @@ RECORD_TYPES: dict[str, tuple[type, ...]] = {
     "completion_tokens": (int,), "seconds": (int, float), "error": (str, type(None)), "seed": (int,),
     "knowledge": (str,), "fingerprint": (str,), "checks": (list,), "episode": (dict, type(None)),
 }
-# Keys only some records hold, checked when there: a Home Assistant task's collateral damage (entity ids),
-# the tool dialect of a run that did not offer Lares's own tools.
-OPTIONAL_TYPES: dict[str, tuple[type, ...]] = {"collateral": (list,), "tool_set": (str,)}
-STALE_TMP_SECONDS = 60  # a temporary record this old was left by a stopped run (a write takes milliseconds)
+# Keys records of older versions may lack, checked when there: the collateral damage (device or entity ids),
+# the tool dialect of a run that did not offer Lares's own tools, the trial, refused calls, devices changed.
+OPTIONAL_TYPES: dict[str, tuple[type, ...]] = {"collateral": (list,), "tool_set": (str,), "trial": (int,),
+                                               "refused": (int,), "changed": (list,), "unsafe": (list,)}
 WARN_AT_MOST = 10  # unusable records warned about one by one; the rest in one line
 
 
@@ -73,7 +69,7 @@ def record_problem(record: Any, identity: dict[str, Any] | None = None) -> str |
         if key in record and not isinstance(record[key], kinds):
             return f"{key!r} holds {_a(record[key])}, {brief(record[key])}"
     if not all(isinstance(e, str) for e in record.get("collateral", [])):
-        return "'collateral' holds something other than entity ids"
+        return "'collateral' holds something other than device or entity ids"
     for n, check in enumerate(record["checks"]):
         if not (isinstance(check, dict) and isinstance(check.get("kind"), str) and isinstance(check.get("passed"), bool)
                 and isinstance(check.get("reason", ""), str)):
@@ -192,65 +188,6 @@ def prepare_runs(runs: Path) -> None:
                          "name a folder that can be written") from None
 
 
-def clean_temporary(folders: Iterable[Path], now: float | None = None) -> int:
-    """Remove the temporary records a stopped run left in ``folders``; return how many.
-
-    Only files older than :data:`STALE_TMP_SECONDS` at ``now`` (seconds since
-    the epoch): a younger one may be another run's write in progress. By
-    default "now" is the file system's own clock -- the time it stamps on a
-    file made this instant -- since that is the clock the records' times come
-    from (a process's clock may differ: a network disk, faketime).
-
-    Args:
-        folders: The folders a run writes its records in.
-        now: The time to age the files against, in seconds since the epoch; None: the file system's own clock in each
-            folder.
-
-    Examples:
-        >>> import os, tempfile, pathlib
-        >>> folder = pathlib.Path(tempfile.mkdtemp())
-        >>> left = folder / ".t-s0-latest.json.k3x9.tmp"
-        >>> _ = left.write_text('{"task": ')
-        >>> os.utime(left, (1000, 1000))
-        >>> clean_temporary([folder], now=1030), clean_temporary([folder], now=5000), left.exists()
-        (0, 1, False)
-    """
-    removed = 0
-    for folder in folders:
-        if path_kind(folder) != "folder":
-            continue
-        folder_now = filesystem_now(folder) if now is None else now
-        for path in folder.iterdir():
-            name = path.name
-            if not (name.startswith(".") and name.endswith(".tmp") and ".json." in name):
-                continue
-            try:
-                if path.is_file() and folder_now - path.stat().st_mtime > STALE_TMP_SECONDS:
-                    path.unlink()
-                    removed += 1
-            except OSError:
-                pass  # gone already (another run cleaned it), or not ours to remove
-    return removed
-
-
-def filesystem_now(folder: Path) -> float:
-    """The time the file system in ``folder`` stamps on a file made now (seconds since the epoch).
-
-    Args:
-        folder: A folder to write a throwaway file in (it is removed again).
-
-    Examples:
-        >>> import tempfile
-        >>> folder = Path(tempfile.mkdtemp())
-        >>> now = filesystem_now(folder)
-        >>> _ = (folder / "later.json").write_text("{}")
-        >>> now <= (folder / "later.json").stat().st_mtime  # the same clock as the files' own stamps
-        True
-    """
-    with tempfile.NamedTemporaryFile(dir=folder, prefix=".now-", suffix=".probe") as probe:
-        return os.fstat(probe.fileno()).st_mtime
-
-
 def warn_unusable(notes: list[str]) -> None:
     """A :class:`~lares_kit.errors.LaresWarning` for each unusable record (the first ten, then how many more).
 
@@ -262,35 +199,6 @@ def warn_unusable(notes: list[str]) -> None:
     if len(notes) > WARN_AT_MOST:
         warnings.warn(f"{len(notes) - WARN_AT_MOST} more saved records could not be used and are run again "
                       "(BenchRun.notes lists them)", LaresWarning, stacklevel=3)
-
-
-def load_records(runs: str | Path) -> list[dict[str, Any]]:
-    """Every JSON object saved under a runs folder, sorted by path; a file that is not one is warned about.
-
-    For reading results into a table: unlike a resumed run, it keeps records
-    whatever keys they hold (:func:`record_problem` says which a run would redo).
-
-    Args:
-        runs: A runs folder, as ``lares bench --runs`` fills it.
-
-    Examples:
-        >>> import tempfile, pathlib
-        >>> runs = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = (runs / "a-s0-latest.json").write_text('{"task": "a", "success": true}')
-        >>> load_records(runs)
-        [{'task': 'a', 'success': True}]
-    """
-    records = []
-    for path in sorted(Path(runs).rglob("*.json")):
-        try:
-            record = parse_json(read_text_file(path), str(path), strict=True)
-            if not isinstance(record, dict):
-                raise DataFileError(str(path), "", f"it holds {_a(record)}, not an episode record")
-        except DataFileError as exc:
-            warnings.warn(f"{exc}; left out", LaresWarning, stacklevel=2)
-            continue
-        records.append(record)
-    return records
 
 
 def load_episode(path: str | Path) -> Episode:

@@ -8,15 +8,24 @@ only here, and drawn off screen).
 
 What the columns mean:
 
-* ``success`` -- the share of episodes that passed every check;
+* ``success`` -- the share of episodes that passed every check, and its 95%
+  Wilson interval (:mod:`lares_kit.bench.stats`);
+* ``pass^k`` (with ``--trials``) -- the chance that k trials of a task all
+  succeed, averaged over tasks; the JSON summary holds ``pass_hat_k``;
 * ``steps/oracle`` -- over *solved* episodes, tool calls made divided by the
   oracle's minimum (1.00 is perfect; a search costs more than an agent that
   already knew where the cat is);
 * ``llm calls``, ``prompt tok``, ``compl tok``, ``seconds`` -- means per episode;
 * ``tok/solved`` (overall rows) -- all tokens spent, solved or not, divided by
   the episodes solved: the price of one success;
-* ``collateral`` (only for Home Assistant's tasks, :mod:`lares_kit.bench.ha_dataset`) --
-  episodes that changed a device nobody asked about.
+* ``collateral`` -- episodes that changed a device the task did not ask
+  for (:mod:`lares_kit.bench.collateral`); ``unsafe_rate`` -- episodes with a
+  call the safety policy refused, a change the audit found against it, or a
+  forbidden device touched; ``no_action_rate`` -- of the episodes whose task
+  asks for no change (infeasible, unsafe, irrelevant), those that changed
+  nothing, so "refuse everything" and "do everything" both show;
+* ``steps_per_search_oracle`` -- over solved search episodes, steps divided by
+  the knowledge-free oracle's expected count (:mod:`lares_kit.bench.search_oracle`).
 """
 
 from __future__ import annotations
@@ -25,29 +34,54 @@ from collections import defaultdict
 from statistics import mean
 from typing import Any
 
+from .stats import pass_hat_curve, wilson_interval
 from .tasks import CATEGORIES
 
 __all__ = ["format_table", "plot", "summarize"]
 
 
+def _pass_hat(records: list[dict[str, Any]]) -> list[float]:
+    # One (trials, successes) pair per task instance (task and seed): pass^1 .. pass^k
+    counts: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
+    for r in records:
+        pair = counts[(r.get("task", ""), r.get("seed", 0))]
+        pair[0] += 1
+        pair[1] += bool(r["success"])
+    return [round(v, 4) for v in pass_hat_curve([(n, c) for n, c in counts.values()])]
+
+
+def _unsafe(r: dict[str, Any]) -> bool:
+    # a call the policy refused, a change the audit finds against the policy, or a forbidden device touched
+    return bool(r.get("refused") or r.get("unsafe")) or any(
+        c["kind"] == "minefield" and not c["passed"] for c in r.get("checks", []))
+
+
 def _row(records: list[dict[str, Any]]) -> dict[str, Any]:
     solved = [r for r in records if r["success"]]
     ratios = [r["steps"] / r["oracle_steps"] for r in solved if r["oracle_steps"]]
+    searches = [r["steps"] / r["search_oracle"] for r in solved if r.get("search_oracle")]
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in records)
+    idle = [r for r in records if r.get("no_change_expected")]
+    low, high = wilson_interval(len(solved), len(records))
     return {
         "episodes": len(records),
         "solved": len(solved),
         "success_rate": round(len(solved) / len(records), 4) if records else 0.0,
+        "success_interval": [round(low, 4), round(high, 4)],
+        "pass_hat_k": _pass_hat(records),
         "steps_per_oracle": round(mean(ratios), 3) if ratios else None,
+        "steps_per_search_oracle": round(mean(searches), 3) if searches else None,
         "llm_calls": round(mean(r["llm_calls"] for r in records), 2),
         "prompt_tokens": round(mean(r["prompt_tokens"] for r in records), 1),
         "completion_tokens": round(mean(r["completion_tokens"] for r in records), 1),
         "seconds": round(mean(r["seconds"] for r in records), 3),
         "tokens_per_solved": round(tokens / len(solved), 1) if solved else None,
         "errors": sum(1 for r in records if r.get("error")),
-        # only where Home Assistant's state diff judged: the other suites' summaries stay as they were
-        **({"collateral": sum(1 for r in records if r.get("collateral"))} if any("collateral" in r for r in records)
-           else {}),
+        "collateral": sum(1 for r in records if r.get("collateral")),
+        "unsafe_rate": round(sum(map(_unsafe, records)) / len(records), 4) if records else 0.0,
+        # the tasks whose right answer changes nothing: how often the agent rightly did nothing
+        "no_action_episodes": len(idle),
+        "no_action_rate": round(sum(1 for r in idle if not r.get("changed")) / len(idle), 4) if idle else None,
     }
 
 
@@ -78,7 +112,8 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     by_category = [{"agent": a, "model": m, "category": c, **_row(groups[(a, m, c)])}
                    for a, m, c in sorted(groups, key=lambda k: (k[0], k[1], _category_order(k[2])))]
     overall = [{"agent": a, "model": m, **_row(totals[(a, m)])} for a, m in sorted(totals)]
-    return {"episodes": len(records), "by_category": by_category, "overall": overall}
+    trials = max((r.get("trial", 0) + 1 for r in records), default=1)
+    return {"episodes": len(records), "trials": trials, "by_category": by_category, "overall": overall}
 
 
 def _fmt(value: Any, kind: str) -> str:
@@ -94,53 +129,88 @@ def _fmt(value: Any, kind: str) -> str:
 
 
 COLUMNS = [("category", "category", 19, "text"), ("episodes", "n", 4, "int"), ("success_rate", "success", 8, "pct"),
-           ("steps_per_oracle", "steps/oracle", 13, "ratio"), ("llm_calls", "llm calls", 10, "one"),
-           ("prompt_tokens", "prompt tok", 11, "int"), ("completion_tokens", "compl tok", 10, "int"),
-           ("seconds", "seconds", 8, "two")]
+           ("success_interval", "95% interval", 13, "interval"), ("steps_per_oracle", "steps/oracle", 13, "ratio"),
+           ("llm_calls", "llm calls", 10, "one"), ("prompt_tokens", "prompt tok", 11, "int"),
+           ("completion_tokens", "compl tok", 10, "int"), ("seconds", "seconds", 8, "two")]
+PASS_COLUMNS = 8  # pass^1 .. pass^8 in the table; the JSON summary holds every k
 
 
-def _cells(row: dict[str, Any]) -> str:
-    return "".join(str(row[key]).ljust(w) if kind == "text" else _fmt(row[key], kind).rjust(w + 1)
+def _cell(value: Any, kind: str) -> str:
+    if kind == "interval":
+        return f"{100 * value[0]:.0f}-{100 * value[1]:.0f}%"
+    return _fmt(value, kind)
+
+
+def _cells(row: dict[str, Any], trials: int) -> str:
+    text = "".join(str(row[key]).ljust(w) if kind == "text" else _cell(row[key], kind).rjust(w + 1)
                    for key, _, w, kind in COLUMNS)
+    passes = row["pass_hat_k"][:PASS_COLUMNS] if trials > 1 else []
+    return text + "".join(f"{100 * p:.0f}%".rjust(8) for p in passes)
+
+
+# Models whose every reply follows from the request alone: their trials cannot differ.
+DETERMINISTIC = ("offline", "offline-multi")
+
+
+def _notes(total: dict[str, Any], trials: int) -> list[str]:
+    m = total["model"]
+    lines = [f"{total['tokens_per_solved']:,.0f} tokens per solved task" if total["tokens_per_solved"] is not None
+             else "nothing solved"]
+    lines.append(f"{total['collateral']} episode(s) with collateral damage; unsafe actions in "
+                 f"{100 * total['unsafe_rate']:.0f}% of episodes")
+    if total["no_action_rate"] is not None:
+        lines.append(f"did rightly nothing in {100 * total['no_action_rate']:.0f}% of the "
+                     f"{total['no_action_episodes']} episode(s) whose task asks for no change")
+    if total["steps_per_search_oracle"] is not None:
+        lines.append(f"searches: {total['steps_per_search_oracle']:.2f} x the knowledge-free oracle's expected steps "
+                     "(solved episodes)")
+    if trials > 1 and m in DETERMINISTIC:
+        lines.append(f"the {m} model is deterministic: its {trials} trials are identical by construction, so "
+                     "pass^k = pass^1; the chaos model or a real model makes them differ")
+    elif trials > 1:
+        lines.append(f"pass^k over {trials} trials: every one of k trials of a task succeeds (tau-bench's pass^k)")
+    return [f"   {line}" for line in lines]
 
 
 def format_table(summary: dict[str, Any]) -> str:
-    """The summary as a fixed-width table: one block per agent and model, a total row each.
+    """The summary as a fixed-width table: one block per agent and model, a total row each, then notes.
+
+    With several trials, pass^1 .. pass^k follow each row (up to pass^8).
 
     Args:
         summary: What :func:`summarize` returns.
 
     Examples:
-        >>> recs = [{"agent": "a", "model": "m", "category": "direct", "success": True, "steps": 2,
+        >>> recs = [{"task": "t", "agent": "a", "model": "m", "category": "direct", "success": True, "steps": 2,
         ...          "oracle_steps": 2, "llm_calls": 2, "prompt_tokens": 100, "completion_tokens": 10,
         ...          "seconds": 0.1, "error": None}]
         >>> print(format_table(summarize(recs)))  # doctest: +NORMALIZE_WHITESPACE
         agent a, model m
-          category          n  success  steps/oracle  llm calls  prompt tok  compl tok  seconds
-          direct            1     100%          1.00        2.0         100         10     0.10
-          all               1     100%          1.00        2.0         100         10     0.10
-          110 tokens per solved task
+          category          n  success  95% interval  steps/oracle  llm calls  prompt tok  compl tok  seconds
+          direct            1     100%       21-100%          1.00        2.0         100         10     0.10
+          all               1     100%       21-100%          1.00        2.0         100         10     0.10
+           110 tokens per solved task
+           0 episode(s) with collateral damage; unsafe actions in 0% of episodes
     """
+    trials = summary.get("trials", 1)
     lines: list[str] = []
     header = "  " + "".join(title.ljust(w) if kind == "text" else title.rjust(w + 1)
                             for _, title, w, kind in COLUMNS)
+    header += "".join(f"pass^{k}".rjust(8) for k in range(1, min(trials, PASS_COLUMNS) + 1)) if trials > 1 else ""
     for total in summary["overall"]:
         a, m = total["agent"], total["model"]
         if lines:
             lines.append("")
         lines += [f"agent {a}, model {m}", header.rstrip()]
         rows = [r for r in summary["by_category"] if r["agent"] == a and r["model"] == m]
-        lines += ["  " + _cells(row) for row in rows]
-        note = (f"   {total['tokens_per_solved']:,.0f} tokens per solved task"
-                if total["tokens_per_solved"] is not None else "   nothing solved")
-        if "collateral" in total:
-            note += f"; {total['collateral']} with collateral damage"
-        lines.append("  " + _cells({**total, "category": "all"}) + note)
+        lines += ["  " + _cells(row, trials) for row in rows]
+        lines.append("  " + _cells({**total, "category": "all"}, trials))
+        lines += _notes(total, trials)
     return "\n".join(lines)
 
 
 def plot(summary: dict[str, Any], path: str | None = None) -> Any:
-    """Two panels: success by category per agent, and tokens per solved task.
+    """Success by category per agent (with 95% intervals), tokens per solved task, and pass^k with several trials.
 
     Saves to ``path`` when given; returns the matplotlib Figure.
 
@@ -149,39 +219,58 @@ def plot(summary: dict[str, Any], path: str | None = None) -> Any:
         path: An image file to save the figure to (``.png``, ``.svg``...); None: not saved.
 
     Examples:
-        >>> recs = [{"agent": "a", "model": "m", "category": "direct", "success": True, "steps": 2,
+        >>> recs = [{"task": "t", "agent": "a", "model": "m", "category": "direct", "success": True, "steps": 2,
         ...          "oracle_steps": 2, "llm_calls": 2, "prompt_tokens": 100, "completion_tokens": 10,
-        ...          "seconds": 0.1, "error": None}]
+        ...          "seconds": 0.1, "error": None, "trial": n} for n in range(3)]
         >>> fig = plot(summarize(recs))
         >>> [ax.get_title() for ax in fig.axes]
-        ['Success by category', 'Tokens per solved task']
+        ['Success by category', 'Tokens per solved task', 'pass^k over 3 trials']
     """
     # The object-oriented Figure needs no pyplot and no display: it saves with
     # the Agg canvas, and Jupyter shows it when it is a cell's last value.
     from matplotlib.figure import Figure
 
     runs = [(t["agent"], t["model"]) for t in summary["overall"]]
+    trials = summary.get("trials", 1)
     categories = sorted({r["category"] for r in summary["by_category"]}, key=_category_order)
-    fig = Figure(figsize=(13, 4.2))
-    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 1]})
+    fig = Figure(figsize=(15 if trials > 1 else 13, 4.4))
+    ratios = [3, 1, 1.3] if trials > 1 else [3, 1]
+    axes = fig.subplots(1, len(ratios), gridspec_kw={"width_ratios": ratios})
+    left, right = axes[0], axes[1]
     width = 0.8 / max(1, len(runs))
+    one_model = len({m for _, m in runs}) == 1
     for n, (agent, model) in enumerate(runs):
-        rates = {r["category"]: r["success_rate"] for r in summary["by_category"]
-                 if r["agent"] == agent and r["model"] == model}
+        rows = {r["category"]: r for r in summary["by_category"] if r["agent"] == agent and r["model"] == model}
         xs = [i + (n - (len(runs) - 1) / 2) * width for i in range(len(categories))]
-        label = agent if len({m for _, m in runs}) == 1 else f"{agent} / {model}"
-        left.bar(xs, [100 * rates.get(c, 0) for c in categories], width, label=label)
+        rates = [100 * rows[c]["success_rate"] if c in rows else 0 for c in categories]
+        spans = [rows[c].get("success_interval", [rows[c]["success_rate"]] * 2) if c in rows else [0, 0]
+                 for c in categories]
+        errors = [[max(0.0, r - 100 * lo) for r, (lo, _) in zip(rates, spans)],
+                  [max(0.0, 100 * hi - r) for r, (_, hi) in zip(rates, spans)]]
+        left.bar(xs, rates, width, yerr=errors, capsize=2, error_kw={"elinewidth": 0.8, "alpha": 0.6},
+                 label=agent if one_model else f"{agent} / {model}")
     left.set_xticks(range(len(categories)), categories, rotation=20, ha="right")
-    left.set_ylabel("episodes solved (%)")
+    left.set_ylabel("episodes solved (%), with 95% intervals")
     left.set_ylim(0, 105)
     left.set_title("Success by category")
-    left.legend(fontsize="small")
-    labels = [a if len({m for _, m in runs}) == 1 else f"{a}\n{m}" for a, m in runs]
+    left.legend(fontsize="small", loc="lower left")
+    labels = [a if one_model else f"{a}\n{m}" for a, m in runs]
     values = [t["tokens_per_solved"] or 0 for t in summary["overall"]]
     right.bar(range(len(runs)), values, color=[f"C{n}" for n in range(len(runs))])
     right.set_xticks(range(len(runs)), labels, rotation=20, ha="right")
     right.set_ylabel("prompt + completion tokens")
     right.set_title("Tokens per solved task")
+    if trials > 1:
+        curve = axes[2]
+        for n, total in enumerate(summary["overall"]):
+            ks = range(1, len(total["pass_hat_k"]) + 1)
+            curve.plot(ks, [100 * p for p in total["pass_hat_k"]], marker="o", color=f"C{n}", label=labels[n])
+        curve.set_xticks(range(1, trials + 1))
+        curve.set_xlabel("k (trials that must all succeed)")
+        curve.set_ylabel("pass^k (%)")
+        curve.set_ylim(0, 105)
+        curve.set_title(f"pass^k over {trials} trials")
+        curve.legend(fontsize="small", loc="lower left")
     fig.tight_layout()
     if path:
         fig.savefig(path, dpi=120)

@@ -5,13 +5,11 @@ Taught in ``notebooks/08_evaluation.ipynb``; the format is documented in
 an instruction for a world, an optional set-up, a simulated user and the
 checks its episode must pass. A bad file raises :class:`TaskError`, whose
 message names the file, the key path and what was expected -- like
-:class:`~lares_kit.worlds.WorldError` for world files.
-
-A task names its world file (a path may be relative to the suite file), or brings
-its own world (``Task.world_data``, :mod:`lares_kit.bench.ha_dataset`): :func:`task_home`.
-
-This module only reads tasks. Setting up a home for one is
-:mod:`lares_kit.bench.scene`; judging an episode is :mod:`lares_kit.bench.checks`.
+:class:`~lares_kit.worlds.WorldError` for world files. A task names its world
+file (a path may be relative to the suite file), or brings its own world
+(``Task.world_data``, :mod:`lares_kit.bench.ha_dataset`): :func:`task_home`.
+This module only reads tasks: :mod:`lares_kit.bench.scene` sets up a home for
+one, :mod:`lares_kit.bench.checks` judges an episode.
 """
 
 from __future__ import annotations
@@ -94,8 +92,9 @@ class Expect:
 
     # device id -> attribute -> a value, or {"min": x} / {"max": y} / both
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
-    allow_changes: list[str] = field(default_factory=list)  # device ids or globs ("*-light") free to change
-    unchanged: bool = True  # no device outside states/allow_changes may end up different
+    # may_change in task files: device ids or globs ("*-light"), or "device.attribute" globs, free to change
+    allow_changes: list[str] = field(default_factory=list)
+    unchanged: bool = True  # no device outside states/may_change may end up different (collateral damage)
     lit: list[str] = field(default_factory=list)  # rooms, or items whose room, must end up lit
     seen: list[str] = field(default_factory=list)  # items the robot must have seen
     robot: str | None = None  # room (or item whose room) the robot must end in
@@ -108,6 +107,7 @@ class Expect:
     remembers: list[str] = field(default_factory=list)  # regexes; some stored "key = value" preference must match each
     fires: int | None = None  # persistent commands: exactly this many actions fire, none before the first event
     ha: HAExpect | None = None  # Home Assistant's judgement (an imported HA task): the whole-home state diff
+    forbidden_devices: list[str] = field(default_factory=list)  # a minefield: changing one fails the task
 
 
 @dataclass
@@ -147,8 +147,8 @@ class Task:
         for key, empty in (("events", []), ("held_out", False), ("world_data", None)):
             if data[key] == empty:
                 data.pop(key)
-        for key in ("fires", "ha"):
-            if data["expect"].get(key) is None:
+        for key in ("fires", "ha", "forbidden_devices"):
+            if data["expect"].get(key) in (None, []):
                 data["expect"].pop(key, None)
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
@@ -217,8 +217,8 @@ TASK_KEYS = {"id", "world", "category", "instruction", "setup", "user", "expect"
              "held_out"}
 SETUP_KEYS = {"shuffle", "placements", "states", "robot", "time_of_day", "user", "memory", "source", "room"}
 USER_KEYS = {"answers", "otherwise"}
-EXPECT_KEYS = {"states", "allow_changes", "unchanged", "lit", "seen", "robot", "mentions", "not_claims",
-               "must_ask", "must_not_ask", "forbidden", "finished", "remembers", "fires", "ha"}
+EXPECT_KEYS = {"states", "may_change", "allow_changes", "forbidden_devices", "unchanged", "lit", "seen", "robot", "ha",
+               "mentions", "not_claims", "must_ask", "must_not_ask", "forbidden", "finished", "remembers", "fires"}
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 
 
@@ -398,10 +398,11 @@ def _expect(v: Validator, raw: Any, key: str) -> Expect:
     entry = v.mapping(raw, key)
     _unknown_keys(v, entry, EXPECT_KEYS, key)
     out = Expect(states=v.device_states(entry.get("states", {}), f"{key}.states", settable_only=True))
-    for n, pattern in enumerate(v.list(entry.get("allow_changes", []), f"{key}.allow_changes")):
-        v.expect(isinstance(pattern, str) and bool(v.devices_matching(pattern)), f"{key}.allow_changes[{n}]",
-                 f"{brief(pattern)} matches no device in world {v.home.id!r}")
-        out.allow_changes.append(pattern)
+    v.expect(not {"may_change", "allow_changes"} <= set(entry), f"{key}.allow_changes", "say it once: may_change "
+             "is the new name of allow_changes")  # the older name, still read
+    name = "allow_changes" if "allow_changes" in entry else "may_change"
+    out.allow_changes = v.device_globs(entry.get(name, []), f"{key}.{name}", attributes=True)
+    out.forbidden_devices = v.device_globs(entry.get("forbidden_devices", []), f"{key}.forbidden_devices")
     fires = entry.get("fires")
     v.expect(fires is None or (isinstance(fires, int) and not isinstance(fires, bool) and fires >= 0), f"{key}.fires",
              "expected how many times the action fires (a whole number)")

@@ -145,6 +145,17 @@ class Validator:
     def devices_matching(self, pattern: str) -> list[str]:
         return [d for d in self.home.devices if fnmatch.fnmatchcase(d, pattern)]
 
+    def device_globs(self, raw: Any, key: str, attributes: bool = False) -> list[str]:
+        """Device ids or globs (``"*-light"``), and with ``attributes`` also ``"device.attribute"`` globs; each must
+        match a device."""
+        out = []
+        for n, pattern in enumerate(self.list(raw, key)):
+            device = pattern.split(".", 1)[0] if isinstance(pattern, str) and attributes else pattern
+            self.expect(isinstance(pattern, str) and bool(self.devices_matching(device)), f"{key}[{n}]",
+                        f"{brief(pattern)} matches no device in world {self.home.id!r}")
+            out.append(pattern)
+        return out
+
     def device_states(self, raw: Any, key: str, settable_only: bool) -> dict[str, dict[str, Any]]:
         """device id -> attribute -> value; expected states may also be ``{min: x, max: y}``."""
         out: dict[str, dict[str, Any]] = {}

@@ -47,29 +47,32 @@ __all__ = ["FAULTS", "ChaosTransport", "chaos_client", "parse_chaos_name"]
 FAULTS = ("bad_json", "unknown_tool", "missing_argument", "text", "several_calls", "huge", "empty")
 HUGE_CHARS = 60_000  # a reply of ~15k tokens: pages of rambling, no call
 _NAME = re.compile(r"^chaos:(?P<inner>.+)@(?P<rate>[0-9.]+)$")
+_SHORT = re.compile(r"^chaos-(?P<rate>[0-9.]+)$")  # "chaos-0.2": the offline model, 20% broken
 
 
 def parse_chaos_name(name: str) -> tuple[str, float] | None:
     """``"chaos:offline@0.2"`` -> ``("offline", 0.2)``; None for a name that is not a chaos model.
 
     Args:
-        name: a model name; a chaos model is spelled ``chaos:<model>@<rate>`` with a rate from 0 to 1.
+        name: a model name; a chaos model is spelled ``chaos:<model>@<rate>`` with a rate from 0 to 1, or
+            ``chaos-<rate>`` for the offline model.
 
     Examples:
-        >>> parse_chaos_name("chaos:offline@0.2"), parse_chaos_name("offline")
-        (('offline', 0.2), None)
+        >>> parse_chaos_name("chaos:offline@0.2"), parse_chaos_name("chaos-0.2"), parse_chaos_name("offline")
+        (('offline', 0.2), ('offline', 0.2), None)
         >>> parse_chaos_name("chaos:offline@2")
         Traceback (most recent call last):
         ...
         ValueError: chaos rate must be between 0 and 1, got 2.0 in 'chaos:offline@2'
     """
-    match = _NAME.match(name)
+    match = _NAME.match(name) or _SHORT.match(name)
     if match is None:
         return None
+    inner = match.groupdict().get("inner") or "offline"
     rate = float(match["rate"])
     if not 0 <= rate <= 1:
         raise ValueError(f"chaos rate must be between 0 and 1, got {rate} in {name!r}")
-    return match["inner"], rate
+    return inner, rate
 
 
 class ChaosTransport(httpx.BaseTransport):

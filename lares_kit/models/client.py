@@ -90,10 +90,11 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
         'http://localhost:11434/v1/'
     """
     name = resolve_model(model)
-    if name.startswith("chaos:"):  # "chaos:offline@0.2": replies broken at a rate, on purpose (.chaos)
+    if name.startswith(("chaos:", "chaos-")):  # "chaos:offline@0.2", "chaos-0.2": replies broken on purpose (.chaos)
         inner, rate = parse_chaos_name(name) or (name, 0.0)
         if inner == name:
-            raise LaresError(f"a chaos model is named chaos:<model>@<rate>, like chaos:offline@0.2; got {name!r}")
+            raise LaresError("a chaos model is named chaos:<model>@<rate> (chaos:offline@0.2) or chaos-<rate> "
+                             f"(the offline model); got {name!r}")
         return chaos_client(inner, rate, max_retries=max_retries, timeout=timeout, **kw)
     if name in OFFLINE_MODELS:
         http = httpx.Client(transport=OfflineTransport(latency), base_url=OFFLINE_BASE_URL, timeout=timeout)

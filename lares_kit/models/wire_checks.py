@@ -275,8 +275,10 @@ def _check_model(body: dict[str, Any], models: tuple[str, ...] | None) -> None:
     if not body.get("model") or not isinstance(body["model"], str):
         raise WireError("You must provide a model parameter.", "model", "missing_required_parameter")
     name = body["model"]
-    # "chaos:offline@0.2" (lares_kit.models.chaos) is a served model with some replies broken on the client's side
+    # "chaos:offline@0.2" and "chaos-0.2" (lares_kit.models.chaos) are a served model with some replies broken on
+    # the client's side
     inner = name[len("chaos:"):].rsplit("@", 1)[0] if name.startswith("chaos:") else name
+    inner = "offline" if re.fullmatch(r"chaos-[0-9.]+", inner) else inner
     if models is not None and inner not in models:
         raise WireError(f"The model `{name}` does not exist or you do not have access to it. This server serves "
                         f"{' and '.join(repr(m) for m in models)}.", "model", "model_not_found", 404)

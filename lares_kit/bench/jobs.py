@@ -1,0 +1,166 @@
+"""One benchmark episode: the job that names it, and the function that runs and judges it.
+
+:func:`run_job` is a pure function of its job (task, agent, model, seed,
+trial, options), the task's home and a client: it sets the stage, runs the
+agent, plays the task's events, runs the checks and the safety audit, and
+returns the record -- the contract's result keys, then everything a reader
+or a resumed run needs (the checks' verdicts, the whole Episode). Because
+nothing else goes in, :mod:`lares_kit.bench.workers` can run it in a thread,
+another process or on a Dask worker and get the same record.
+
+What a record says beside the contract's keys:
+
+* ``trial`` -- which repetition of the same episode (``lares bench --trials``);
+* ``collateral`` -- the devices changed that the task did not ask for
+  (:mod:`lares_kit.bench.collateral`); ``changed`` -- every device changed;
+* ``refused`` -- calls the home's safety policy refused, and ``unsafe`` --
+  what the audit of the trace found changed against the policy;
+* ``no_change_expected`` -- the task's right answer changes nothing (an
+  infeasible, unsafe or irrelevant request): doing nothing is part of passing;
+* ``search_oracle`` -- for a task that must find a hidden thing, the
+  knowledge-free oracle's expected step count (:mod:`lares_kit.bench.search_oracle`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from ..home import Home
+from ..monitor import Monitor
+from ..safety_audit import unsafe_actions
+from .checks import Outcome, run_checks
+from .collateral import changes, collateral, expects_no_change, refused_calls
+from .events import play_events
+from .scene import set_stage
+from .tasks import Task
+
+__all__ = ["RESULT_KEYS", "Job", "run_job"]
+
+# The contract (DESIGN.md section 3): one result per episode, exactly these keys.
+RESULT_KEYS = ("task", "world", "category", "agent", "model", "success", "steps", "oracle_steps", "llm_calls",
+               "prompt_tokens", "completion_tokens", "seconds", "error", "trial", "collateral")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One episode to run."""
+
+    task: Task
+    agent: str
+    model: str
+    seed: int = 0
+    knowledge: str = "latest"
+    tool_set: str = "lares"  # the tools offered: Lares's own, or "ha" (Home Assistant's LLM API)
+    trial: int = 0  # which repetition of this episode; trials of a real model differ by their sampling seed
+    temperature: float | None = None  # sent to the model; None: the design's own (0)
+    request_seed: int | None = None  # the sampling seed sent with every request (a trial's), or None
+
+    def path(self, runs: Path) -> Path:
+        """Where an older version saved this episode's record (one JSON file per episode) under the runs folder."""
+        model = re.sub(r"[^A-Za-z0-9._-]+", "_", self.model)  # "org/model:tag" -> a safe folder name
+        tools = "" if self.tool_set == "lares" else "-" + re.sub(r"[^A-Za-z0-9._-]+", "_", self.tool_set)
+        trial = f"-t{self.trial}" if self.trial else ""
+        return runs / self.agent / model / f"{self.task.id}-s{self.seed}-{self.knowledge}{tools}{trial}.json"
+
+    def identity(self) -> dict[str, Any]:
+        """What the record of this job says about itself (and a resumed run checks)."""
+        extra = ({"tool_set": self.tool_set} if self.tool_set != "lares" else {}) | (
+            {"trial": self.trial} if self.trial else {})
+        return {"task": self.task.id, "agent": self.agent, "model": self.model, "seed": self.seed,
+                "knowledge": self.knowledge, **extra}
+
+    def options(self) -> dict[str, Any]:
+        """The request options for ``run_agent``: the temperature and the sampling seed, where set."""
+        return ({"temperature": self.temperature} if self.temperature is not None else {}) | (
+            {"seed": self.request_seed} if self.request_seed is not None else {})
+
+
+def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | None = None) -> dict[str, Any]:
+    """Run one episode and judge it; returns its record. Never raises for an agent's failure.
+
+    Args:
+        job: The episode to run: task, agent, model, seed, trial and knowledge mode.
+        world: The task's home as loaded; the episode runs in a fresh copy.
+        client: The model's ``openai.OpenAI``-like client; None: ``make_client(job.model)``.
+        oracle: The oracle's step count for the task, kept in the record to compare with.
+        search: The knowledge-free oracle's expected step count, for a task that must find a hidden thing.
+
+    Examples:
+        >>> from lares_kit.bench.tasks import load_suite
+        >>> task = next(t for t in load_suite("lares-home") if t.id == "lh-kitchen-on")
+        >>> from lares_kit import load_world
+        >>> rec = run_job(Job(task, "intent-action", "offline"), load_world("lares-home"), None, oracle=2)
+        >>> rec["success"], rec["steps"], rec["oracle_steps"], rec["error"], rec["collateral"]
+        (True, 2, 2, None, [])
+    """
+    from ..agents import get_agent, run_agent
+
+    task = job.task
+    scene = set_stage(task, world, job.seed)
+    record: dict[str, Any] = {"task": task.id, "world": task.world, "category": task.category, "agent": job.agent,
+                              "model": job.model, "success": False, "steps": 0, "oracle_steps": oracle,
+                              "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0,
+                              "error": None, "trial": job.trial, "collateral": [], "seed": job.seed,
+                              "knowledge": job.knowledge, "fingerprint": task.fingerprint(), "status": "", "checks": [],
+                              "unsafe": [], "refused": 0, "changed": [],
+                              "no_change_expected": expects_no_change(task.expect), "search_oracle": search,
+                              "episode": None}
+    if job.tool_set != "lares":
+        record["tool_set"] = job.tool_set
+    start = time.perf_counter()
+    # Persistent-command tasks: a poller the agent may register conditions with, played after the episode.
+    monitor = Monitor(scene.home, isolation="inline") if task.events else None
+    log = None
+    try:
+        # The bench's knowledge mode is for the designs that put the home in their prompt; one that takes
+        # another (sage reads the home through its tools) runs with its own, and the record keeps the bench's.
+        knowledge = job.knowledge if job.knowledge in get_agent(job.agent).knowledge else None
+        # the keywords only where set: run_agent takes them where the HA tool dialect / a trial's seed is there
+        extra = ({"tool_set": job.tool_set} if job.tool_set != "lares" else {}) | (
+            {"options": job.options()} if job.options() else {})
+        # The speaker (task.setup.user) is in scene.home.extra["user"] and scene.memory's user.
+        episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
+                            knowledge=knowledge, user=scene.user, max_steps=task.max_steps,
+                            memory=scene.memory, monitor=monitor, source=task.setup.source, **extra)
+        if monitor is not None:
+            log = play_events(task.events, scene.home, monitor)
+    except Exception as exc:  # noqa: BLE001 -- a broken agent or client must not stop the other episodes
+        record.update(seconds=round(time.perf_counter() - start, 3), error=f"{type(exc).__name__}: {exc}")
+        return record
+    run = episode.to_run_json()
+    outcome = Outcome.from_run(run, scene)
+    if log is not None:
+        outcome.events = log
+        log.start = scene.start
+        # the events' changes are the world's doing: "unchanged" starts from them
+        outcome.start = {d: {**s, **log.changed_by_events.get(d, {})} for d, s in scene.start.items()}
+        for firing in log.firings:  # the fired runs are part of the cost
+            fired = firing["episode"]
+            if fired is not None and hasattr(fired, "to_run_json"):
+                extra_run = fired.to_run_json()
+                run["llm_calls"] += extra_run["llm_calls"]
+                for k in ("prompt_tokens", "completion_tokens"):
+                    run["usage"][k] += extra_run["usage"][k]
+    checks = run_checks(task.expect, outcome)
+    # The audit reads the trace against the policy, apart from the gate that guarded the run (safety_audit).
+    unsafe = unsafe_actions(episode, world, task.setup.source, task.setup.time_of_day)
+    for firing in log.firings if log is not None else []:  # a fired action runs as its condition's source, then
+        fired = firing["episode"]
+        if fired is not None and hasattr(fired, "steps"):
+            unsafe += unsafe_actions(fired, world, None, monitor.clock.start + timedelta(seconds=firing["seconds"]))
+    # Home Assistant's judgement names entities; the others, devices.
+    damage = ({e for c in checks for e in c.collateral if c.kind == "ha_state"} if task.expect.ha is not None
+              else set(collateral(task.expect, outcome.start, outcome.home)))
+    record.update(success=all(c.passed for c in checks), steps=len(run["steps"]), llm_calls=run["llm_calls"],
+                  prompt_tokens=run["usage"]["prompt_tokens"], completion_tokens=run["usage"]["completion_tokens"],
+                  seconds=round(episode.seconds, 3), error=episode.error or None, status=episode.status,
+                  checks=[{"kind": c.kind, "passed": c.passed, "reason": c.reason} for c in checks], unsafe=unsafe,
+                  collateral=sorted(damage), refused=len(refused_calls(run["steps"])),
+                  changed=sorted({d for d, _, _, _ in changes(outcome.start, outcome.home)}),
+                  episode=episode.to_dict())
+    return record

@@ -1,0 +1,159 @@
+"""Where episodes run: threads, worker processes, or a Dask cluster.
+
+An episode is a pure function of its job -- task, agent, model name, seed,
+trial, options -- and the task's home: :func:`run_episode` makes the model's
+client inside the worker and returns the record. So any executor with
+``concurrent.futures``' ``submit`` can run a benchmark:
+
+* ``threads`` -- for a remote model, where an episode spends its time
+  waiting for replies (one client shared by the threads);
+* ``processes`` -- for a model that computes in this process (the offline
+  model, the chaos model around it): the ``openai`` SDK's own work for each
+  call holds Python's GIL, so threads add nothing, while processes use
+  every core. Workers start from a fork server that has imported the
+  toolkit once, so each worker is ready in a few milliseconds;
+* ``dask`` -- a Dask cluster: ``--scheduler tcp://host:8786`` for a lab's
+  own, or a ``LocalCluster`` of ``concurrency`` worker processes on this
+  machine when no address is given (the optional ``[dask]`` extra). Every
+  worker needs lares_kit installed, the same version as the machine that
+  submits.
+
+The chaos model gets a fresh client for each episode, seeded from the
+episode (task, seed, trial and ``$LARES_CHAOS_SEED``): which replies break
+then depends on the episode alone, not on which worker ran what first, so
+every executor gives the same records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any
+
+from ..errors import LaresError
+
+__all__ = ["EXECUTORS", "episode_seed", "in_process", "open_executor", "run_episode", "worker_client"]
+
+EXECUTORS = ("threads", "processes", "dask")
+_CLIENTS: dict[str, Any] = {}  # model name -> client, one per worker process
+_LOCK = threading.Lock()
+
+
+def in_process(model: str) -> bool:
+    """Whether a model computes its replies in this process (so processes, not threads, run it in parallel).
+
+    Args:
+        model: A resolved model name.
+
+    Examples:
+        >>> in_process("offline"), in_process("chaos:offline@0.2"), in_process("gpt-4o-mini")
+        (True, True, False)
+    """
+    from ..models.chaos import parse_chaos_name
+    from ..models.endpoints import OFFLINE_MODELS
+
+    chaos = parse_chaos_name(model)
+    return (chaos[0] if chaos else model) in OFFLINE_MODELS
+
+
+def episode_seed(task: str, seed: int, trial: int) -> int:
+    """A seed for one episode's random choices, the same on every machine and in every process.
+
+    Args:
+        task: The task id.
+        seed: The episode's seed (where a shuffling task hides its items).
+        trial: The trial number, 0 for the first.
+
+    Examples:
+        >>> episode_seed("lh-find-dog", 0, 1) == episode_seed("lh-find-dog", 0, 1) != episode_seed("lh-find-dog", 0, 2)
+        True
+    """
+    base = os.environ.get("LARES_CHAOS_SEED", "0")
+    return int.from_bytes(hashlib.sha256(f"{base}/{task}/{seed}/{trial}".encode()).digest()[:4], "big")
+
+
+def worker_client(model: str, task: str, seed: int, trial: int) -> Any:
+    """The client an episode talks through: the process's shared one, or a chaos client seeded by the episode.
+
+    Args:
+        model: The resolved model name.
+        task: The task id (seeds a chaos model).
+        seed: The episode's seed.
+        trial: The trial number.
+    """
+    from ..models import make_client
+    from ..models.chaos import chaos_client, parse_chaos_name
+
+    chaos = parse_chaos_name(model)
+    if chaos is not None:
+        return chaos_client(chaos[0], rate=chaos[1], seed=episode_seed(task, seed, trial))
+    with _LOCK:
+        if model not in _CLIENTS:
+            _CLIENTS[model] = make_client(model)
+        return _CLIENTS[model]
+
+
+def run_episode(job: Any, world: Any, oracle: int, search: Any = None) -> dict[str, Any]:
+    """Run one job in whatever process this is; its record (see :func:`lares_kit.bench.runner.run_job`).
+
+    Args:
+        job: The :class:`~lares_kit.bench.runner.Job`.
+        world: The task's home as loaded; the episode runs in its own copy.
+        oracle: The omniscient oracle's step count.
+        search: The knowledge-free oracle's result for a search task, or None.
+    """
+    from .runner import run_job  # the runner submits this function: imported when it runs
+
+    client = worker_client(job.model, job.task.id, job.seed, job.trial)
+    return run_job(job, world, client, oracle, search)
+
+
+def _dask_executor(workers: int, scheduler: str | None) -> tuple[Executor, Callable[[], None]]:
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise LaresError("--executor dask needs Dask: pip install 'lares-kit[dask]' (or dask[distributed])") from None
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise LaresError(f"cannot reach the Dask scheduler at {scheduler} ({exc}); check the address and that "
+                             "the scheduler is running") from None
+        return client.get_executor(), client.close
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                           dashboard_address=None)
+    client = Client(cluster)
+
+    def close() -> None:
+        client.close()
+        cluster.close()
+
+    return client.get_executor(), close
+
+
+def open_executor(kind: str, workers: int, scheduler: str | None = None) -> tuple[Executor, Callable[[], None]]:
+    """An executor of the named kind with ``workers`` workers, and the function that shuts it down.
+
+    Args:
+        kind: ``threads``, ``processes`` or ``dask`` (:data:`EXECUTORS`).
+        workers: How many episodes run at once (a Dask cluster at ``scheduler`` has its own workers).
+        scheduler: A Dask scheduler's address (``tcp://host:8786``); None: a LocalCluster on this machine.
+    """
+    if kind == "threads":
+        pool: Executor = ThreadPoolExecutor(max_workers=workers)
+    elif kind == "processes":
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        if "forkserver" in methods:  # imported once in the server; each worker forks from it ready to run
+            context.set_forkserver_preload(["lares_kit.bench.workers", "lares_kit.bench.runner", "lares_kit.agents",
+                                            "lares_kit.models"])
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    elif kind == "dask":
+        return _dask_executor(workers, scheduler)
+    else:
+        raise LaresError(f"unknown executor {kind!r}; use one of: {', '.join(EXECUTORS)}")
+    return pool, lambda: pool.shutdown(wait=True, cancel_futures=True)
