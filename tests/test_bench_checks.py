@@ -96,6 +96,10 @@ CASES = {
                   ([("remember_preference", {"key": "office temperature", "value": 21})], "Noted.", "done"),
                   ([("remember_preference", {"key": "office temperature", "value": 12})], "Noted.", "done"),
                   "No stored preference matches: office temperature = 21"),
+    "minefield": (task(Expect(states={"kitchen-light": {"on": True}}, allow_changes=["*-light"],
+                              forbidden_devices=["office-light"])), (ON, "Done.", "done"),
+                  (ON + [("set_light", {"light_id": "office-light", "on": True})], "Done.", "done"),
+                  "Changed a device the task forbids: office-light"),
 }
 
 
@@ -156,7 +160,7 @@ def test_unchanged_also_covers_other_settings_of_a_listed_device():
 def test_only_switched_on_checks_run():
     t = task(Expect(states={"kitchen-light": {"on": True}}))
     kinds = [r.kind for r in run_checks(t.expect, play(t, ON))]
-    assert kinds == ["finished", "states", "unchanged"]
+    assert kinds == ["finished", "states", "unchanged", "minefield"]  # the minefield is on for every task
 
 
 def test_room_placeholders_match_names_aliases_and_ids():

@@ -202,7 +202,7 @@ def test_a_right_change_and_one_extra_device_fails_as_collateral_damage(dataset)
 def test_doing_nothing_is_right_for_a_question_and_anything_else_is_damage(dataset):
     t = by_sentence(dataset.tasks, "what is the temperature in the office?")
     checks = verdicts(t, play(t, [], "It is 21.5 degrees in the office."))
-    assert checks["ha_state"].passed and checks["ha_response"].passed and set(checks) == {"ha_state", "ha_response"}
+    assert checks["ha_state"].passed and checks["ha_response"].passed and set(checks) == {"ha_state", "ha_response", "minefield"}
     damage = verdicts(t, play(t, [("set_light", {"light_id": "light-kitchen-light", "on": True})], "21.5"))
     assert damage["ha_state"].collateral == ["light.kitchen_light"]
 
@@ -256,9 +256,9 @@ def test_the_offline_model_runs_the_dataset_with_function_calling(dataset, tmp_p
     bench = run_bench(dataset.tasks, agents=["function-calling"], models=["offline"], runs=tmp_path)
     assert len(bench.records) == 31 and not [r["error"] for r in bench.records if r["error"]]
     for result in bench.results:
-        assert list(result) == [*RESULT_KEYS, "collateral"] and isinstance(result["collateral"], list)
+        assert list(result) == list(RESULT_KEYS) and isinstance(result["collateral"], list)
     assert all(r["oracle_steps"] >= 1 for r in bench.records)
-    assert all({c["kind"] for c in r["checks"]} <= {"ha_state", "ha_response"} for r in bench.records)
+    assert all({c["kind"] for c in r["checks"]} <= {"ha_state", "ha_response", "minefield"} for r in bench.records)
     rows = {r["category"]: r for r in bench.summary["by_category"]}
     assert set(rows) == {t.category for t in dataset.tasks} and all("collateral" in r for r in rows.values())
     json.dumps(bench.to_json())
@@ -279,10 +279,10 @@ def test_import_writes_a_suite_lares_bench_runs(dataset, tmp_path):
     assert [r["task"] for r in bench.results] == [t.id for t in some] and not any(r["error"] for r in bench.results)
 
 
-def test_existing_suites_keep_their_fingerprints_and_records():
+def test_existing_suites_keep_their_fingerprints_and_name_their_collateral_by_device():
     t = load_suite("lares-home")[0]
     assert t.world_data is None and t.expect.ha is None
-    assert "collateral" not in json.dumps(run_bench([t], agents=["intent-action"], models=["offline"]).to_json())
+    assert run_bench([t], agents=["intent-action"], models=["offline"]).results[0]["collateral"] == []
 
 
 def test_tool_set_reaches_run_agent_only_when_it_is_not_lares(dataset, monkeypatch):

@@ -6,9 +6,15 @@ One concept per module:
 * :mod:`~lares_kit.bench.tasks` -- the task files in ``worlds/tasks/``, validated;
 * :mod:`~lares_kit.bench.scene` -- a fresh home, the set-up and the simulated user for one episode;
 * :mod:`~lares_kit.bench.checks` -- every kind of check, with a reason sentence;
+* :mod:`~lares_kit.bench.collateral` -- what an episode changed that its task did not ask for;
 * :mod:`~lares_kit.bench.oracle` -- the fewest tool calls that solve a task, by search;
+* :mod:`~lares_kit.bench.search_oracle` -- the fewest steps on average when the agent does not know where things are;
 * :mod:`~lares_kit.bench.generate` -- tasks for a generated home, each solved by the oracle first;
-* :mod:`~lares_kit.bench.runner` -- agents x models x tasks x seeds, threads, resumable records;
+* :mod:`~lares_kit.bench.jobs` -- one episode, run and judged: a pure function of its job;
+* :mod:`~lares_kit.bench.workers` -- where episodes run: threads, worker processes, a Dask cluster;
+* :mod:`~lares_kit.bench.journal` -- one JSON line per finished episode, resumable;
+* :mod:`~lares_kit.bench.runner` -- agents x models x tasks x seeds x trials;
+* :mod:`~lares_kit.bench.stats` -- Wilson intervals and pass^k;
 * :mod:`~lares_kit.bench.report` -- the summary table and the figure.
 
 >>> from lares_kit.bench import load_tasks

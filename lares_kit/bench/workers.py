@@ -35,6 +35,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from ..errors import LaresError
+from .jobs import run_job
 
 __all__ = ["EXECUTORS", "episode_seed", "in_process", "open_executor", "run_episode", "worker_client"]
 
@@ -98,7 +99,7 @@ def worker_client(model: str, task: str, seed: int, trial: int) -> Any:
 
 
 def run_episode(job: Any, world: Any, oracle: int, search: Any = None) -> dict[str, Any]:
-    """Run one job in whatever process this is; its record (see :func:`lares_kit.bench.runner.run_job`).
+    """Run one job in whatever process this is; its record (see :func:`lares_kit.bench.jobs.run_job`).
 
     Args:
         job: The :class:`~lares_kit.bench.runner.Job`.
@@ -106,8 +107,6 @@ def run_episode(job: Any, world: Any, oracle: int, search: Any = None) -> dict[s
         oracle: The omniscient oracle's step count.
         search: The knowledge-free oracle's result for a search task, or None.
     """
-    from .runner import run_job  # the runner submits this function: imported when it runs
-
     client = worker_client(job.model, job.task.id, job.seed, job.trial)
     return run_job(job, world, client, oracle, search)
 
@@ -149,8 +148,7 @@ def open_executor(kind: str, workers: int, scheduler: str | None = None) -> tupl
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if "forkserver" in methods:  # imported once in the server; each worker forks from it ready to run
-            context.set_forkserver_preload(["lares_kit.bench.workers", "lares_kit.bench.runner", "lares_kit.agents",
-                                            "lares_kit.models"])
+            context.set_forkserver_preload(["lares_kit.bench.workers", "lares_kit.agents", "lares_kit.models"])
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     elif kind == "dask":
         return _dask_executor(workers, scheduler)
