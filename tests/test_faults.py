@@ -85,8 +85,9 @@ def test_the_benchmark_records_failures_and_a_resume_reruns_only_them(tmp_path):
     assert failed and len(failed) < len(tasks)  # some episodes failed, and the others still ran
     assert all("InternalServerError" in r["error"] and r["status"] == "model_error" for r in first.records
                if r["error"])
-    saved = {p.name: json.loads(p.read_text()) for p in tmp_path.rglob("*.json")}
+    saved = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
     assert len(saved) == len(tasks)  # the failures are on disk too, with their error
+    assert sorted(r["task"] for r in saved if r["error"]) == sorted(failed)
 
     with ModelServer(port=0) as healthy:
         second = run_bench(tasks, agents=["function-calling"], models=["offline"], runs=tmp_path,
