@@ -35,17 +35,30 @@ def test_two_runs_of_the_same_tree_are_identical_and_a_changed_answer_is_named(t
     assert compare_runs.main([str(before), str(after)]) == 0
     assert "differing records: 0" in capsys.readouterr().out
 
-    record = next(after.rglob("*.json"))
-    data = json.loads(record.read_text())
+    journal = after / "episodes.jsonl"
+    lines = journal.read_text().splitlines()
+    data = json.loads(lines[0])
     data["episode"]["final_message"] += " (changed)"
-    record.write_text(json.dumps(data))
+    journal.write_text("\n".join([json.dumps(data), *lines[1:]]) + "\n")
     assert compare_runs.main([str(before), str(after)]) == 1
     out = capsys.readouterr().out
     assert "differing records: 1" in out and "episode.final_message" in out
 
-    record.unlink()
+    journal.write_text("\n".join(lines[1:]) + "\n")
     assert compare_runs.main([str(before), str(after)]) == 1
     assert "1 missing after" in capsys.readouterr().out
+
+
+def test_a_journal_compares_with_an_older_run_of_one_file_per_episode(tmp_path, capsys):
+    from lares_kit.atomic import write_json_atomic
+
+    new, old = tmp_path / "new", tmp_path / "old"
+    _bench(new)
+    for line in (new / "episodes.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        write_json_atomic(old / "intent-action" / "offline" / f"{record['task']}-s0-latest.json", record)
+    assert compare_runs.main([str(old), str(new)]) == 0
+    assert "differing records: 0" in capsys.readouterr().out
 
 
 def test_a_missing_folder_is_one_sentence_and_exit_2(tmp_path, capsys):
