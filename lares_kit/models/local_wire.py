@@ -15,7 +15,10 @@ loopback -- needs no code here::
     export OPENAI_BASE_URL=http://127.0.0.1:8080/v1 OPENAI_API_KEY=unused LARES_SERVER=llamacpp
 
 (the GGUF's own chat template keeps tool results; ``docs/models.md`` says why
-each flag is there and what that server accepts).
+each flag is there and what that server accepts). Gemma's file is
+``gguf_path("local-gemma")``; it has no template, and the server's
+``--chat_format gemma`` drops system messages, which the in-process
+``local-gemma`` moves into the first user turn instead.
 
 This module is not the model: prompts, grammars and parsing are in :mod:`.local`.
 """
@@ -30,7 +33,7 @@ from typing import Any
 
 import openai
 
-from .local import LOCAL_MODELS, LocalModelMissing, get_local_model, local_available
+from .local import CONSTRAINED, LOCAL_MODELS, LocalModelMissing, get_local_model, local_available
 from .transport import httpx
 from .wire import WireError, error_body, validate
 
@@ -60,7 +63,7 @@ def handle_local(method: str, path: str, raw: bytes) -> tuple[int, dict[str, str
     Examples:
         >>> status, _, body = handle_local("GET", "/v1/models", b"")
         >>> status, [m["id"] for m in json.loads(body)["data"]]
-        (200, ['local', 'local-unconstrained'])
+        (200, ['local', 'local-unconstrained', 'local-gemma'])
         >>> handle_local("POST", "/v1/chat/completions", b'{"model": "local", "messages": []}')[0]
         400
     """
@@ -81,7 +84,7 @@ def handle_local(method: str, path: str, raw: bytes) -> tuple[int, dict[str, str
     if (body.get("n") or 1) != 1:
         return _error("The local model makes one choice per request; leave 'n' out.")
     try:
-        content, calls, finish, usage = get_local_model().complete(body)
+        content, calls, finish, usage = get_local_model(model=body["model"]).complete(body)
     except LocalModelMissing as exc:
         return _error(str(exc), 503, "model_not_installed", "server_error")
     except ValueError as exc:  # llama.cpp: the prompt does not fit in the context window
@@ -120,14 +123,14 @@ class AsyncLocalTransport(httpx.AsyncBaseTransport):
         return await asyncio.to_thread(_respond, request)
 
 
-def _check_installed() -> None:
-    reason = local_available()
+def _check_installed(model: str) -> None:
+    reason = local_available(model)
     if reason:
         raise LocalModelMissing(reason)
 
 
-def local_client(max_retries: int = 0, timeout: float = 600.0, **kw: Any) -> openai.OpenAI:
-    """An ``openai.OpenAI`` answered by the local model (``make_client("local")`` calls this).
+def local_client(max_retries: int = 0, timeout: float = 600.0, model: str = CONSTRAINED, **kw: Any) -> openai.OpenAI:
+    """An ``openai.OpenAI`` answered by the local models (``make_client("local")`` calls this).
 
     Raises :class:`~lares_kit.models.local.LocalModelMissing` at once, before
     any request, without the ``[local]`` extra. Retries are off by default: a
@@ -136,23 +139,26 @@ def local_client(max_retries: int = 0, timeout: float = 600.0, **kw: Any) -> ope
     Args:
         max_retries: how many times the SDK retries a failed request (0: none).
         timeout: seconds the SDK waits for each reply; a small CPU model may take minutes on a long prompt.
+        model: the name it is made for, checked to be installed now; each request's ``model`` picks its weights.
         **kw: passed on to ``openai.OpenAI``.
     """
-    _check_installed()
+    _check_installed(model)
     http = httpx.Client(transport=LocalTransport(), base_url=LOCAL_BASE_URL, timeout=timeout)
     return openai.OpenAI(api_key="local", base_url=LOCAL_BASE_URL, http_client=http, max_retries=max_retries,
                          timeout=timeout, **kw)
 
 
-def local_async_client(max_retries: int = 0, timeout: float = 600.0, **kw: Any) -> openai.AsyncOpenAI:
+def local_async_client(max_retries: int = 0, timeout: float = 600.0, model: str = CONSTRAINED,
+                       **kw: Any) -> openai.AsyncOpenAI:
     """The async twin of :func:`local_client`.
 
     Args:
         max_retries: how many times the SDK retries a failed request (0: none).
         timeout: seconds the SDK waits for each reply; a small CPU model may take minutes on a long prompt.
+        model: the name it is made for, checked to be installed now; each request's ``model`` picks its weights.
         **kw: passed on to ``openai.AsyncOpenAI``.
     """
-    _check_installed()
+    _check_installed(model)
     http = httpx.AsyncClient(transport=AsyncLocalTransport(), base_url=LOCAL_BASE_URL, timeout=timeout)
     return openai.AsyncOpenAI(api_key="local", base_url=LOCAL_BASE_URL, http_client=http, max_retries=max_retries,
                               timeout=timeout, **kw)
