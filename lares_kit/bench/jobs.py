@@ -36,10 +36,13 @@ from ..safety_audit import unsafe_actions
 from .checks import Outcome, run_checks
 from .collateral import changes, collateral, expects_no_change, refused_calls
 from .events import play_events
+from .ha_dataset import ha_oracle_steps
+from .oracle import oracle_steps
 from .scene import set_stage
+from .search_oracle import knowledge_free_oracle
 from .tasks import Task
 
-__all__ = ["RESULT_KEYS", "Job", "run_job"]
+__all__ = ["RESULT_KEYS", "Job", "run_job", "task_oracles"]
 
 # The contract (DESIGN.md section 3): one result per episode, exactly these keys.
 RESULT_KEYS = ("task", "world", "category", "agent", "model", "success", "steps", "oracle_steps", "llm_calls",
@@ -164,3 +167,26 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
                   changed=sorted({d for d, _, _, _ in changes(outcome.start, outcome.home)}),
                   episode=episode.to_dict())
     return record
+
+
+def task_oracles(task: Task, world: Home, seeds: list[int]) -> dict[int, tuple[int, float | None]]:
+    """Seed -> (the omniscient oracle's steps, the knowledge-free oracle's expected steps or None) for one task.
+
+    Args:
+        task: The task.
+        world: Its home as loaded (copied, never changed).
+        seeds: The seeds to work out: the oracles depend on the seed only when the task shuffles its items.
+
+    Examples:
+        >>> from lares_kit.bench.tasks import load_suite
+        >>> from lares_kit import load_world
+        >>> task_oracles(next(t for t in load_suite("lares-home") if t.id == "lh-find-dog"), load_world("lares-home"),
+        ...              [0])
+        {0: (4, 9.0)}
+    """
+    out: dict[int, tuple[int, float | None]] = {}
+    for seed in seeds:
+        steps = (ha_oracle_steps if task.expect.ha is not None else oracle_steps)(task, world, seed)
+        found = knowledge_free_oracle(task, world, seed) if task.expect.ha is None else None
+        out[seed] = (steps, round(found.expected, 3) if found is not None else None)
+    return out

@@ -42,10 +42,8 @@ from typing import Any
 
 from ..episode import Episode
 from ..errors import LaresError, LaresWarning
-from .ha_dataset import ha_oracle_steps
-from .jobs import RESULT_KEYS, Job, run_job
+from .jobs import RESULT_KEYS, Job, run_job, task_oracles
 from .journal import JOURNAL, Journal, identity_key, latest_records, load_records
-from .oracle import oracle_steps
 from .records import (
     load_episode,
     prepare_runs,
@@ -54,7 +52,6 @@ from .records import (
     saved_record,
     warn_unusable,
 )
-from .search_oracle import knowledge_free_oracle
 from .tasks import Task, task_home
 from .workers import EXECUTORS, in_process, open_executor, run_episode, worker_client
 
@@ -231,25 +228,30 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
     if runs is not None:
         prepare_runs(runs)
     worlds = {_world_key(t): task_home(t) for t in {_world_key(t): t for t in tasks}.values()}
-    # The oracles depend on the seed only when the task shuffles its items.
-    oracles, search = {}, {}
-    for t in tasks:
-        for s in range(seeds) if t.setup.shuffle else [0]:
-            world = worlds[_world_key(t)]
-            oracles[(t.id, s)] = (ha_oracle_steps if t.expect.ha is not None else oracle_steps)(t, world, s)
-            found = knowledge_free_oracle(t, world, s) if t.expect.ha is None else None
-            search[(t.id, s)] = round(found.expected, 3) if found is not None else None
     unusable: list[str] = []
     records: list[dict[str, Any] | None] = _resume(jobs, runs, unusable)
     warn_unusable(unusable)
     notes += unusable
     resumed = sum(r is not None for r in records)
     keys = [(j.task.id, j.seed if j.task.setup.shuffle else 0) for j in jobs]
+    start = time.perf_counter()
+    todo = [i for i, r in enumerate(records) if r is None]
+    pool, close = open_executor(kind, concurrency, scheduler) if todo else (None, lambda: None)
+    oracles: dict[tuple[str, int], tuple[int, float | None]] = {}
+    try:
+        # The oracles of the tasks to run, in the workers too: they are the run's one sequential part otherwise.
+        pending = list({jobs[i].task.id: jobs[i].task for i in todo}.values())
+        units = [(t, worlds[_world_key(t)], list(range(seeds)) if t.setup.shuffle else [0]) for t in pending]
+        found = ([] if not units else map(task_oracles, *zip(*units)) if kind == "threads"
+                 else list(pool.map(task_oracles, *zip(*units))))
+        for task, per_seed in zip(pending, found):
+            oracles.update({(task.id, seed): value for seed, value in per_seed.items()})
+    except BaseException:
+        close()
+        raise
     # Longest first, so no long search starts last and runs alone: the oracle's
     # count is the best estimate of an episode's length known before it runs.
-    todo = sorted((i for i, r in enumerate(records) if r is None), key=lambda i: -oracles[keys[i]])
-    start = time.perf_counter()
-    pool, close = open_executor(kind, concurrency, scheduler) if todo else (None, lambda: None)
+    todo.sort(key=lambda i: -oracles[keys[i]][0])
     journal = Journal(runs / JOURNAL) if runs is not None else None
     try:
         with _progress(len(jobs)) as bar:
@@ -259,9 +261,9 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
                 job, world = jobs[i], worlds[_world_key(jobs[i].task)]
                 if kind == "threads":
                     client = clients.get(job.model) or worker_client(job.model, job.task.id, job.seed, job.trial)
-                    futures[pool.submit(run_job, job, world, client, oracles[keys[i]], search[keys[i]])] = i
+                    futures[pool.submit(run_job, job, world, client, *oracles[keys[i]])] = i
                 else:
-                    futures[pool.submit(run_episode, job, world, oracles[keys[i]], search[keys[i]])] = i
+                    futures[pool.submit(run_episode, job, world, *oracles[keys[i]])] = i
             for future in as_completed(futures):
                 i = futures[future]
                 records[i] = future.result()

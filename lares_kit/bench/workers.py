@@ -10,8 +10,8 @@ client inside the worker and returns the record. So any executor with
 * ``processes`` -- for a model that computes in this process (the offline
   model, the chaos model around it): the ``openai`` SDK's own work for each
   call holds Python's GIL, so threads add nothing, while processes use
-  every core. Workers start from a fork server that has imported the
-  toolkit once, so each worker is ready in a few milliseconds;
+  every core. On Linux a worker starts as a fork of this process, with the
+  toolkit already imported (``$LARES_START_METHOD`` chooses another way);
 * ``dask`` -- a Dask cluster: ``--scheduler tcp://host:8786`` for a lab's
   own, or a ``LocalCluster`` of ``concurrency`` worker processes on this
   machine when no address is given (the optional ``[dask]`` extra). Every
@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -134,6 +135,15 @@ def _dask_executor(workers: int, scheduler: str | None) -> tuple[Executor, Calla
     return client.get_executor(), close
 
 
+def _start_method() -> str:
+    # "fork" where there is one (Linux, macOS is excluded by Python itself): a worker starts as a copy of this
+    # process, with the toolkit already imported, and without running the caller's script again -- a learner's
+    # script that calls run_bench at the top level, with no `if __name__ == "__main__":`, works as it is.
+    # Elsewhere "spawn", which starts a fresh interpreter (and needs that guard, as all multiprocessing does).
+    return os.environ.get("LARES_START_METHOD") or (
+        "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn")
+
+
 def open_executor(kind: str, workers: int, scheduler: str | None = None) -> tuple[Executor, Callable[[], None]]:
     """An executor of the named kind with ``workers`` workers, and the function that shuts it down.
 
@@ -145,11 +155,7 @@ def open_executor(kind: str, workers: int, scheduler: str | None = None) -> tupl
     if kind == "threads":
         pool: Executor = ThreadPoolExecutor(max_workers=workers)
     elif kind == "processes":
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        if "forkserver" in methods:  # imported once in the server; each worker forks from it ready to run
-            context.set_forkserver_preload(["lares_kit.bench.workers", "lares_kit.agents", "lares_kit.models"])
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(_start_method()))
     elif kind == "dask":
         return _dask_executor(workers, scheduler)
     else:
