@@ -8,8 +8,8 @@ import signal
 import subprocess
 import sys
 import time
-from types import SimpleNamespace
 from fractions import Fraction
+from types import SimpleNamespace
 
 import pytest
 from fakes import FakeClient, call
@@ -287,3 +287,26 @@ def test_a_killed_bench_loses_no_finished_episode_and_resumes(tmp_path):
     assert sorted(r["task"] for r in records) == sorted(t.id for t in tasks)
     assert f"{len(written)} resumed from earlier runs" in done.stdout
     assert {r["task"] for r in written} <= {r["task"] for r in records}
+
+
+def _die_on_the_kitchen(job, *args):
+    from lares_kit.bench.jobs import run_job as real
+
+    if job.task.id == KITCHEN.id:
+        os._exit(3)  # a worker killed under the runner (out of memory, a kill -9)
+    return real(job, *args)
+
+
+@pytest.mark.slow
+def test_a_worker_process_that_dies_is_an_error_record_and_a_rerun_retries_it(tmp_path, monkeypatch):
+    import lares_kit.bench.workers as workers
+
+    monkeypatch.setenv("LARES_START_METHOD", "fork")  # the workers are copies of this process, the patch included
+    monkeypatch.setattr(workers, "run_job", _die_on_the_kitchen)
+    first = run_bench(SLICE, agents=["function-calling"], models=["offline"], concurrency=2, runs=tmp_path)
+    kitchen = first.record(KITCHEN.id)
+    assert first.executor == "processes" and len(first.records) == len(SLICE)
+    assert "the processes worker running it failed" in kitchen["error"] and not kitchen["success"]
+    monkeypatch.undo()
+    again = run_bench(SLICE, agents=["function-calling"], models=["offline"], concurrency=2, runs=tmp_path)
+    assert again.record(KITCHEN.id)["success"] and all(r["error"] is None for r in again.records)

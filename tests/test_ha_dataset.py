@@ -202,7 +202,8 @@ def test_a_right_change_and_one_extra_device_fails_as_collateral_damage(dataset)
 def test_doing_nothing_is_right_for_a_question_and_anything_else_is_damage(dataset):
     t = by_sentence(dataset.tasks, "what is the temperature in the office?")
     checks = verdicts(t, play(t, [], "It is 21.5 degrees in the office."))
-    assert checks["ha_state"].passed and checks["ha_response"].passed and set(checks) == {"ha_state", "ha_response", "minefield"}
+    assert checks["ha_state"].passed and checks["ha_response"].passed
+    assert set(checks) == {"ha_state", "ha_response", "minefield"}
     damage = verdicts(t, play(t, [("set_light", {"light_id": "light-kitchen-light", "on": True})], "21.5"))
     assert damage["ha_state"].collateral == ["light.kitchen_light"]
 

@@ -42,7 +42,7 @@ from .scene import set_stage
 from .search_oracle import knowledge_free_oracle
 from .tasks import Task
 
-__all__ = ["RESULT_KEYS", "Job", "run_job", "task_oracles"]
+__all__ = ["RESULT_KEYS", "Job", "blank_record", "run_job", "task_oracles"]
 
 # The contract (DESIGN.md section 3): one result per episode, exactly these keys.
 RESULT_KEYS = ("task", "world", "category", "agent", "model", "success", "steps", "oracle_steps", "llm_calls",
@@ -83,6 +83,29 @@ class Job:
             {"seed": self.request_seed} if self.request_seed is not None else {})
 
 
+def blank_record(job: Job, oracle: int, search: float | None = None, error: str | None = None) -> dict[str, Any]:
+    """The record of a job before it runs (or of one that could not run: ``error`` says why).
+
+    Args:
+        job: The episode.
+        oracle: The omniscient oracle's step count.
+        search: The knowledge-free oracle's expected step count, or None.
+        error: Why the episode did not run; None for a record about to be filled in.
+    """
+    task = job.task
+    record: dict[str, Any] = {"task": task.id, "world": task.world, "category": task.category, "agent": job.agent,
+                              "model": job.model, "success": False, "steps": 0, "oracle_steps": oracle,
+                              "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0,
+                              "error": error, "trial": job.trial, "collateral": [], "seed": job.seed,
+                              "knowledge": job.knowledge, "fingerprint": task.fingerprint(), "status": "", "checks": [],
+                              "unsafe": [], "refused": 0, "changed": [],
+                              "no_change_expected": expects_no_change(task.expect), "search_oracle": search,
+                              "episode": None}
+    if job.tool_set != "lares":
+        record["tool_set"] = job.tool_set
+    return record
+
+
 def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | None = None) -> dict[str, Any]:
     """Run one episode and judge it; returns its record. Never raises for an agent's failure.
 
@@ -105,16 +128,7 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
 
     task = job.task
     scene = set_stage(task, world, job.seed)
-    record: dict[str, Any] = {"task": task.id, "world": task.world, "category": task.category, "agent": job.agent,
-                              "model": job.model, "success": False, "steps": 0, "oracle_steps": oracle,
-                              "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0,
-                              "error": None, "trial": job.trial, "collateral": [], "seed": job.seed,
-                              "knowledge": job.knowledge, "fingerprint": task.fingerprint(), "status": "", "checks": [],
-                              "unsafe": [], "refused": 0, "changed": [],
-                              "no_change_expected": expects_no_change(task.expect), "search_oracle": search,
-                              "episode": None}
-    if job.tool_set != "lares":
-        record["tool_set"] = job.tool_set
+    record = blank_record(job, oracle, search)
     start = time.perf_counter()
     # Persistent-command tasks: a poller the agent may register conditions with, played after the episode.
     monitor = Monitor(scene.home, isolation="inline") if task.events else None

@@ -42,7 +42,7 @@ from typing import Any
 
 from ..episode import Episode
 from ..errors import LaresError, LaresWarning
-from .jobs import RESULT_KEYS, Job, run_job, task_oracles
+from .jobs import RESULT_KEYS, Job, blank_record, run_job, task_oracles
 from .journal import JOURNAL, Journal, identity_key, latest_records, load_records
 from .records import (
     load_episode,
@@ -266,7 +266,11 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
                     futures[pool.submit(run_episode, job, world, *oracles[keys[i]])] = i
             for future in as_completed(futures):
                 i = futures[future]
-                records[i] = future.result()
+                try:
+                    records[i] = future.result()
+                except Exception as exc:  # noqa: BLE001 -- a worker that died (killed, out of memory, a lost node)
+                    records[i] = blank_record(jobs[i], *oracles[keys[i]], error=f"the {kind} worker running it "
+                                              f"failed ({type(exc).__name__}: {exc}); run again to retry it")
                 if journal is not None:
                     try:
                         journal.append(records[i])
