@@ -9,13 +9,14 @@ the benchmark with different seeds must record identical episodes
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from lares_kit.bench.journal import identity_key, load_records
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMING = {"seconds", "started_at", "fingerprint"}
@@ -36,7 +37,7 @@ def _bench(tmp_path: Path, seed: str) -> dict[str, dict]:
            "--agent", "sage", "--runs", str(runs)]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
-    return {str(p.relative_to(runs)): _without_timing(json.loads(p.read_text())) for p in runs.rglob("*.json")}
+    return {"/".join(map(str, identity_key(r))): _without_timing(r) for r in load_records(runs)}
 
 
 @pytest.mark.slow
