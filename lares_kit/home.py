@@ -116,10 +116,10 @@ class Home:
         self.description = description
         self.graph = graph
         self.devices: dict[str, Device] = {d.id: d for d in devices}
-        # room id -> its devices, in file order (devices never change rooms)
-        self._by_room: dict[str, list[Device]] = {room: [] for room in graph.nodes}
+        # room id -> the ids of its devices, in file order (devices never change rooms; copies share it)
+        self._by_room: dict[str, list[str]] = {room: [] for room in graph.nodes}
         for d in devices:
-            self._by_room.setdefault(d.room, []).append(d)
+            self._by_room.setdefault(d.room, []).append(d.id)
         self.items: dict[str, Item] = {i.id: i for i in items}
         self.robot = robot
         # Keys of the world file this module does not interpret (users, policy...).
@@ -166,7 +166,7 @@ class Home:
             'bedroom'
         """
         for dev_id, state in self._start.devices.items():
-            self.devices[dev_id].state = copy.deepcopy(state)
+            self.devices[dev_id].state = _copy_state(state)
         rooms = sorted(self.graph.nodes)
         rng = random.Random(seed)
         for item_id, room in sorted(self._start.items.items()):
@@ -187,7 +187,8 @@ class Home:
 
     def devices_in(self, room_id: str, type: str | None = None) -> list[Device]:
         """Devices in a room, in file order, optionally of one type."""
-        return [d for d in self._by_room.get(room_id, []) if type is None or d.type == type]
+        devices = self.devices
+        return [d for d in map(devices.__getitem__, self._by_room.get(room_id, ())) if type is None or d.type == type]
 
     def items_in(self, room_id: str) -> list[Item]:
         """Movable items truly in a room (truth: agents must not call this)."""
@@ -212,9 +213,31 @@ class Home:
 
     # ------------------------------------------------------------- changes
     def update_device(self, device_id: str, update: dict[str, Any]) -> None:
+        """Change some of a device's settings: ``update`` maps attributes to their new values.
+
+        The device gets a new state dict; the old one is never written into
+        again (copy-on-write). So what a snapshot holds stays as it was --
+        :meth:`device_states` with ``shared=True``, :meth:`changes_since_mark`,
+        a copy made by :meth:`copy` -- without anything being copied up front.
+
+        Args:
+            device_id: The device's id.
+            update: Attribute -> new value; the other attributes keep theirs.
+
+        Examples:
+            >>> from lares_kit import load_world
+            >>> home = load_world("lares-home")
+            >>> before = home.device_states(shared=True)
+            >>> home.update_device("kitchen-light", {"on": True})
+            >>> before["kitchen-light"], home.devices["kitchen-light"].state
+            ({'on': False}, {'on': True})
+        """
+        dev = self.devices[device_id]
         if self._marked is not None and device_id not in self._marked:
-            self._marked[device_id] = _copy_state(self.devices[device_id].state)
-        self.devices[device_id].state.update(copy.deepcopy(update))
+            self._marked[device_id] = dev.state  # no copy needed: the home never writes into it again
+        state = _copy_state(dev.state)
+        state.update(copy.deepcopy(update))
+        dev.state = state
         self.version += 1
 
     def mark_changes(self) -> None:
@@ -258,17 +281,29 @@ class Home:
         self.seen[item_id] = {"room": room_id, "time": self.time}
 
     # ------------------------------------------------------ truth/knowledge
-    def device_states(self) -> dict[str, dict[str, Any]]:
-        """Current state of every device, ``{device_id: state}``."""
+    def device_states(self, shared: bool = False) -> dict[str, dict[str, Any]]:
+        """Current state of every device, ``{device_id: state}``: copies, yours to change.
+
+        ``shared=True`` gives the home's own state dicts instead, copying
+        nothing (a benchmark scene's start state in a 5,000-device building).
+        They stay as they are now however the home changes -- the home never
+        writes into a state dict, :meth:`update_device` and :meth:`reset` give
+        the device a new one -- so never write into them either.
+
+        Args:
+            shared: False: a copy of each state; True: the states themselves, read-only.
+        """
+        if shared:
+            return {d.id: d.state for d in self.devices.values()}
         return {d.id: _copy_state(d.state) for d in self.devices.values()}
 
     def truth(self) -> dict[str, Any]:
         """Everything, hidden things included. For judges and debug views, never prompts."""
+        adj = self.graph.adj
         return {
             "home": self.id,
             "time": self.time,
-            "rooms": {r: {"name": a["name"], "exits": sorted(self.graph.neighbors(r))}
-                      for r, a in self.graph.nodes(data=True)},
+            "rooms": {r: {"name": a["name"], "exits": sorted(adj[r])} for r, a in self.graph.nodes(data=True)},
             "devices": self.device_states(),
             "robot": self.robot.room,
             "items": {i.id: {"name": i.name, "type": i.type, "room": i.room} for i in self.items.values()},
@@ -283,22 +318,21 @@ class Home:
         only part of a big home (:mod:`lares_kit.knowledge`).
         """
         rooms_out = []
-        nodes = self.graph.nodes
+        nodes, adj, devices, by_room = self.graph.nodes, self.graph.adj, self.devices, self._by_room
         for room_id, attrs in (nodes(data=True) if rooms is None else ((r, nodes[r]) for r in rooms)):
             room = {"id": room_id, "name": attrs["name"]}
             if attrs.get("aliases"):
                 room["aliases"] = list(attrs["aliases"])
             if "floor" in attrs:  # buildings: "downstairs" needs the floor to mean anything
                 room["floor"] = attrs["floor"]
-            room["exits"] = list(self.graph.neighbors(room_id))
-            room["devices"] = []
-            for d in self.devices_in(room_id):
-                if not d.exposed:
-                    continue
-                dev = {"id": d.id, "name": d.name, "type": d.type, "state": _copy_state(d.state)}
-                if d.aliases:
-                    dev["aliases"] = list(d.aliases)
-                room["devices"].append(dev)
+            room["exits"] = list(adj[room_id])
+            room["devices"] = listed = []
+            for d in map(devices.__getitem__, by_room.get(room_id, ())):
+                if d.exposed:
+                    dev = {"id": d.id, "name": d.name, "type": d.type, "state": _copy_state(d.state)}
+                    if d.aliases:
+                        dev["aliases"] = list(d.aliases)
+                    listed.append(dev)
             rooms_out.append(room)
         seen = {
             item_id: {"name": self.items[item_id].name, "type": self.items[item_id].type, **where}
@@ -337,15 +371,44 @@ class Home:
     def __deepcopy__(self, memo: dict[int, Any]) -> "Home":
         # Same result as the generic deepcopy, several times faster for big homes: devices
         # are many and shallow, so they are copied field by field. The start record is
-        # shared -- nothing writes to it (reset copies from it).
+        # shared -- nothing writes to it (reset copies from it). Home.copy shares more.
         new = Home.__new__(Home)
         memo[id(self)] = new
         for key, value in self.__dict__.items():
             if key not in ("devices", "_by_room", "_start"):
                 new.__dict__[key] = copy.deepcopy(value, memo)
-        new._start = self._start
+        new._start, new._by_room = self._start, self._by_room  # the room lists hold ids: the same in every copy
         new.devices = {dev_id: _copy_device(d, memo) for dev_id, d in self.devices.items()}
-        new._by_room = {room: [new.devices[d.id] for d in devs] for room, devs in self._by_room.items()}
+        return new
+
+    def copy(self) -> "Home":
+        """A copy for another episode, cheap however big the home (a benchmark copies one per task).
+
+        For everything done through the home's methods it is as independent
+        as a deep copy, but it copies only what they change: the room graph
+        (episodes never change the layout) and each device's description and
+        state dict are shared. The home never writes into a state dict --
+        :meth:`update_device` and :meth:`reset` give the device a new one --
+        so a change in either home stays in that home. Change devices through
+        ``update_device``, as every tool does: writing into ``device.state``
+        directly would change both homes (``copy.deepcopy`` makes a copy
+        that shares nothing but the start record).
+
+        Examples:
+            >>> from lares_kit import load_world
+            >>> home = load_world("lares-home")
+            >>> twin = home.copy()
+            >>> twin.update_device("kitchen-light", {"on": True})
+            >>> home.devices["kitchen-light"].state, twin.devices["kitchen-light"].state, twin.graph is home.graph
+            ({'on': False}, {'on': True}, True)
+        """
+        new = Home.__new__(Home)
+        memo = {id(self): new, id(self.graph): self.graph}
+        for key, value in self.__dict__.items():
+            if key not in ("devices", "_by_room", "_start"):
+                new.__dict__[key] = copy.deepcopy(value, memo)
+        new._start, new._by_room = self._start, self._by_room
+        new.devices = {dev_id: _share_device(d) for dev_id, d in self.devices.items()}
         return new
 
     def __repr__(self) -> str:
@@ -361,6 +424,15 @@ def _copy_device(d: Device, memo: dict[int, Any]) -> Device:
     return Device(d.id, d.name, d.type, d.room, _copy_state(d.state), list(d.aliases), d.description,
                   copy.deepcopy(d.capabilities, memo) if d.capabilities else {}, d.exposed, d.entity_id,
                   dict(d.mqtt))
+
+
+def _share_device(d: Device) -> Device:
+    # A Device of its own (update_device gives it new states) sharing every field's value with ``d``. Built by
+    # the constructor, it keeps its fields without a __dict__ object: half the objects for the garbage collector.
+    if type(d) is not Device:
+        return copy.copy(d)
+    return Device(d.id, d.name, d.type, d.room, d.state, d.aliases, d.description, d.capabilities, d.exposed,
+                  d.entity_id, d.mqtt)
 
 
 def _copy_state(state: dict[str, Any]) -> dict[str, Any]:

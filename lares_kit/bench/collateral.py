@@ -67,16 +67,33 @@ def may_change(expect: Expect, dev_id: str, attr: str) -> bool:
 def changes(start: dict[str, dict[str, Any]], home: Home) -> list[tuple[str, str, Any, Any]]:
     """Every setting that differs between the start and the end: ``(device, attribute, before, after)``.
 
+    A device whose state is still the very dict of the start has not changed:
+    the home gives a device a new state dict when it changes it
+    (:meth:`~lares_kit.home.Home.update_device`), so with a scene's start
+    (:func:`~lares_kit.bench.scene.set_stage` keeps the home's own dicts) only
+    the devices the episode changed are compared, in a home of any size.
+
     Args:
         start: Device id -> its settings when the episode started.
         home: The home as it is at the end.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("lares-home")
+        >>> start = home.device_states(shared=True)
+        >>> home.update_device("kitchen-light", {"on": True})
+        >>> home.update_device("office-light", {"on": False})  # as it was: a new dict, the same settings
+        >>> changes(start, home)
+        [('kitchen-light', 'on', False, True)]
     """
     found = []
     for dev_id, dev in home.devices.items():
-        before = start.get(dev_id, {})
-        for attr in sorted(set(before) | set(dev.state)):
-            if not same(before.get(attr), dev.state.get(attr)):
-                found.append((dev_id, attr, before.get(attr), dev.state.get(attr)))
+        before, now = start.get(dev_id, {}), dev.state
+        if before is now:
+            continue
+        for attr in sorted(set(before) | set(now)):
+            if not same(before.get(attr), now.get(attr)):
+                found.append((dev_id, attr, before.get(attr), now.get(attr)))
     return found
 
 

@@ -62,6 +62,9 @@ class Job:
     trial: int = 0  # which repetition of this episode; trials of a real model differ by their sampling seed
     temperature: float | None = None  # sent to the model; None: the design's own (0)
     request_seed: int | None = None  # the sampling seed sent with every request (a trial's), or None
+    # How the home is written in the prompt (lares_kit.knowledge: full, retrieval...); None: the design's own.
+    # lares bench leaves it None; a benchmark may set it, and then the record says it.
+    knowledge_format: str | None = None
 
     def path(self, runs: Path) -> Path:
         """Where an older version saved this episode's record (one JSON file per episode) under the runs folder."""
@@ -73,7 +76,8 @@ class Job:
     def identity(self) -> dict[str, Any]:
         """What the record of this job says about itself (and a resumed run checks)."""
         extra = ({"tool_set": self.tool_set} if self.tool_set != "lares" else {}) | (
-            {"trial": self.trial} if self.trial else {})
+            {"trial": self.trial} if self.trial else {}) | (
+            {"knowledge_format": self.knowledge_format} if self.knowledge_format is not None else {})
         return {"task": self.task.id, "agent": self.agent, "model": self.model, "seed": self.seed,
                 "knowledge": self.knowledge, **extra}
 
@@ -103,6 +107,8 @@ def blank_record(job: Job, oracle: int, search: float | None = None, error: str 
                               "episode": None}
     if job.tool_set != "lares":
         record["tool_set"] = job.tool_set
+    if job.knowledge_format is not None:
+        record["knowledge_format"] = job.knowledge_format
     return record
 
 
@@ -139,7 +145,8 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
         knowledge = job.knowledge if job.knowledge in get_agent(job.agent).knowledge else None
         # the keywords only where set: run_agent takes them where the HA tool dialect / a trial's seed is there
         extra = ({"tool_set": job.tool_set} if job.tool_set != "lares" else {}) | (
-            {"options": job.options()} if job.options() else {})
+            {"options": job.options()} if job.options() else {}) | (
+            {"knowledge_format": job.knowledge_format} if job.knowledge_format is not None else {})
         # The speaker (task.setup.user) is in scene.home.extra["user"] and scene.memory's user.
         episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
                             knowledge=knowledge, user=scene.user, max_steps=task.max_steps,
@@ -155,7 +162,8 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
         outcome.events = log
         log.start = scene.start
         # the events' changes are the world's doing: "unchanged" starts from them
-        outcome.start = {d: {**s, **log.changed_by_events.get(d, {})} for d, s in scene.start.items()}
+        events = log.changed_by_events  # a device they did not touch keeps its start dict: changes() skips it
+        outcome.start = {d: {**s, **events[d]} if events.get(d) else s for d, s in scene.start.items()}
         for firing in log.firings:  # the fired runs are part of the cost
             fired = firing["episode"]
             if fired is not None and hasattr(fired, "to_run_json"):

@@ -2,10 +2,11 @@
 
 Taught in ``notebooks/08_evaluation.ipynb``. :func:`set_stage` turns a task
 and a seed into a :class:`Scene`: its own copy of the world (so episodes can
-run in parallel threads), with the task's set-up applied, the start state
-the checks compare against, and a simulated user built on
-:class:`~lares_kit.users.ScriptedUser` whose answers have their placeholders
-filled in.
+run in parallel threads; a cheap one, :func:`copy_home`), with the task's
+set-up applied, the start state the checks compare against (the home's own
+state dicts, not copies: a device that changes gets a new one), and a
+simulated user built on :class:`~lares_kit.users.ScriptedUser` whose answers
+have their placeholders filled in.
 
 This module does not run agents (:mod:`lares_kit.bench.runner` does) or judge
 them (:mod:`lares_kit.bench.checks`).
@@ -13,7 +14,6 @@ them (:mod:`lares_kit.bench.checks`).
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,10 +32,14 @@ SCENE_NOW = datetime(2026, 12, 1, 9, 0)
 
 
 def copy_home(home: Home) -> Home:
-    """An independent copy of a home that shares only the (read-only) room graph.
+    """A copy of a home for another episode, cheap however big the home (:meth:`Home.copy`).
 
-    Episodes never change the layout, so sharing the graph keeps copies cheap
-    (the breadth-first oracle makes thousands of them).
+    It shares the room graph (episodes never change the layout) and each
+    device's description and state until the copy changes it: the home
+    never writes into a state dict, ``update_device`` gives the device a new
+    one. So a copy costs little in a 5,000-device building, and the
+    breadth-first oracle can make thousands of them. Change devices with
+    ``update_device`` (every tool does), never by writing into ``device.state``.
 
     Args:
         home: The home to copy.
@@ -48,7 +52,7 @@ def copy_home(home: Home) -> Home:
         >>> home.devices["kitchen-light"].state, twin.graph is home.graph
         ({'on': False}, True)
     """
-    return copy.deepcopy(home, {id(home.graph): home.graph})
+    return home.copy()
 
 
 @dataclass
@@ -58,7 +62,10 @@ class Scene:
     task: Task
     seed: int
     home: Home  # this episode's own copy, set up
-    start: dict[str, dict[str, Any]]  # device id -> state when the episode starts
+    # device id -> state when the episode starts: the home's own state dicts, not copies (Home.device_states
+    # with shared=True). The home gives a device a new dict when it changes, so these stay the start, and a
+    # device whose state is still the same object has not changed (lares_kit.bench.collateral.changes).
+    start: dict[str, dict[str, Any]]
     items: dict[str, str]  # item id -> the room it is in when the episode starts
     user: ScriptedUser = field(default_factory=ScriptedUser)
     memory: Any = None  # a lares_kit.memory.Memory seeded with the set-up's earlier sessions, or None
@@ -104,7 +111,7 @@ def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
     if setup.room:  # where the person speaks from: the goal prompt says so (lares_kit.contract.room_line)
         home.extra["room"] = setup.room
     home.version = 0
-    scene = Scene(task, seed, home, home.device_states(), {i.id: i.room for i in home.items.values()})
+    scene = Scene(task, seed, home, home.device_states(shared=True), {i.id: i.room for i in home.items.values()})
     rules = [(when, fill(say, scene.context, home)) for when, say in task.user.answers]
     otherwise = fill(task.user.otherwise, scene.context, home) if task.user.otherwise is not None else None
     scene.user = ScriptedUser(rules=rules, fallback=otherwise)
