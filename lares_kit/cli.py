@@ -13,9 +13,11 @@ import sys
 import warnings
 
 from .errors import LaresError, plain_warnings
+from .knowledge_formats import KNOWLEDGE_FORMATS
 
 __all__ = ["bench_epilog", "build_parser", "main"]
 
+PROMPT_STYLE_NAMES = ("lean", "lares")  # lares_kit.agents.prompts.PROMPT_STYLES, named here to keep start-up light
 GENERATE_AT_MOST = 25_000  # rooms or devices for `lares worlds generate`: about the most a world file may hold
 
 
@@ -67,8 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "04:00, 4am, 23:30:00, night...")
     run.add_argument("--knowledge", choices=["latest", "initial", "none"], default=None,
                      help="what the agent knows of the home's state (default: the agent's own: latest; sage: none)")
-    run.add_argument("--knowledge-format", choices=["full", "compact", "overview", "retrieval"], default=None,
-                     help="how the home is written into the prompt (default: the agent's own; notebook 16)")
+    run.add_argument("--knowledge-format", choices=KNOWLEDGE_FORMATS, default=None,
+                     help="how the home is written into the prompt (default auto: the whole home as an outline "
+                          "while it is small, else only the rooms that matter; notebook 16)")
+    run.add_argument("--prompt-style", choices=PROMPT_STYLE_NAMES, default=None,
+                     help="how the prompts are written: lean (default) or lares (the Lares write-up's; notebook 16)")
     run.add_argument("--tools", choices=["lares", "ha"], default=None,
                      help="the tool dialect: lares (default) or ha, Home Assistant's intent tools "
                           "(docs/home_assistant.md)")
@@ -113,6 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="only tasks whose id or category matches (shell-style, e.g. 'lh-*'; repeatable)")
     bench.add_argument("--limit", type=int, default=None,
                        help="at most N tasks, spread over the categories (local model: 20 unless given; 0: all)")
+    bench.add_argument("--knowledge-format", choices=KNOWLEDGE_FORMATS, default=None,
+                       help="how the home is written into the prompt (default auto: the whole home as an outline "
+                            "while it is small, else only the rooms that matter)")
+    bench.add_argument("--prompt-style", choices=PROMPT_STYLE_NAMES, default=None,
+                       help="how the prompts are written: lean (default) or lares (the Lares write-up's)")
     bench.add_argument("--tools", choices=["lares", "ha"], default="lares",
                        help="the tools the agents are offered: lares (default), or ha (Home Assistant's LLM API)")
     bench.add_argument("--ha-dataset", action="append", default=None, metavar="DIR",

@@ -33,7 +33,7 @@ def _device(home: Home, device_id: str):
 
 
 def set_device(home: Home, device_id: DeviceId, attribute: str, value: bool | float | str) -> str:
-    """Change one setting of a device: a thermostat's target, a lock's locked, blinds' position, a TV's channel.
+    """Change one setting of a device. For example a thermostat's target, a lock's locked, blinds' position.
 
     Args:
         home: The home the device is in; supplied by the toolkit, never shown to the model.
@@ -81,7 +81,7 @@ def set_device(home: Home, device_id: DeviceId, attribute: str, value: bool | fl
 
 
 def read_device(home: Home, device_id: DeviceId) -> str:
-    """Read the current state of a device, including sensor readings, and what can be set on it.
+    """Read a device's state and what can be set on it, sensor readings included.
 
     Args:
         home: The home the device is in; supplied by the toolkit, never shown to the model.

@@ -13,11 +13,18 @@ the record. Their layout is a contract the offline model relies on:
 
 1. ``system``: the role prompt;
 2. ``system``: ``WORLD KNOWLEDGE (latest)`` or ``WORLD KNOWLEDGE (initial: ...)``
-   and the knowledge JSON -- left out when the knowledge mode is ``none``;
+   and the knowledge (JSON, or the outline lines) -- left out when the knowledge mode is ``none``;
 3. ``system``: the goal;
 4. ``user``: the instruction -- the only user message;
 5. the history: tool calls and their results, intent summaries as
    assistant text, and error notes as ``system`` messages.
+
+That is the Lares layout (``layout="lares"``). In the ``stable`` layout (the
+``lean`` prompt style's) the knowledge message comes last, after the
+history, when it is re-read every turn (mode ``latest``): everything before
+it repeats from one call to the next, so a server's prompt cache can reuse
+it (:mod:`lares_kit.models.prompt_cache`). Knowledge that does not change
+(mode ``initial``, Home Assistant's static context) stays second.
 
 The knowledge message is written by :func:`lares_kit.knowledge.knowledge_prompt`
 in the episode's knowledge mode (``knowledge``: when it is taken) and format
@@ -104,8 +111,13 @@ class Episode:
     source: str = "owner"
     # the knowledge format, how it is written: one of lares_kit.knowledge.KNOWLEDGE_FORMATS ("full": Lares's JSON)
     knowledge_format: str = "full"
+    # the prompt style the agent wrote its prompts in (lares_kit.agents.prompts.PROMPT_STYLES: "lares", "lean")
+    prompt_style: str = "lares"
+    # where the knowledge message goes: "lares" (second) or "stable" (last, when it changes every turn)
+    layout: str = "lares"
 
     FORMAT: ClassVar[str] = "lares-episode/1"
+    KNOWLEDGE_CHANGES: ClassVar[bool] = True  # the knowledge message is re-rendered every turn in mode latest
 
     @classmethod
     def start(cls, instruction: str, home: Home, *, clock: Callable[[], float] | None = None,
@@ -144,9 +156,10 @@ class Episode:
 
     @property
     def usage(self) -> dict[str, int]:
-        """Total tokens over all LLM calls."""
+        """Total tokens over all LLM calls; ``cached_prompt_tokens``: of the prompt tokens, those a cache reused."""
         return {"prompt_tokens": sum(c.prompt_tokens for c in self.llm_calls),
-                "completion_tokens": sum(c.completion_tokens for c in self.llm_calls)}
+                "completion_tokens": sum(c.completion_tokens for c in self.llm_calls),
+                "cached_prompt_tokens": sum(c.cached_tokens for c in self.llm_calls)}
 
     # --------------------------------------------------------- chat messages
     def messages(self, home: Home | None = None) -> list[dict[str, Any]]:
@@ -155,20 +168,32 @@ class Episode:
         ``home`` is needed in knowledge mode ``latest``: its knowledge is
         re-rendered every turn, as Lares does.
         """
-        msgs: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt}]
-        knowledge = self.knowledge_message(home)
-        if knowledge is not None:
-            msgs.append(knowledge)
-        msgs.append({"role": "system", "content": self.goal_prompt})
-        msgs.append({"role": "user", "content": self.instruction})
-        return msgs + self.history()
+        return self.laid_out([{"role": "system", "content": self.system_prompt},
+                              {"role": "system", "content": self.goal_prompt},
+                              {"role": "user", "content": self.instruction}, *self.history()],
+                             self.knowledge_message(home))
 
-    def knowledge_message(self, home: Home | None = None) -> dict[str, Any] | None:
+    def laid_out(self, messages: list[dict[str, Any]], knowledge: dict[str, Any] | None) -> list[dict[str, Any]]:
+        """``messages`` (a system prompt first) with the knowledge message where the episode's ``layout`` puts it.
+
+        Args:
+            messages: The request's other messages, oldest first; the first is the role prompt.
+            knowledge: The knowledge message, or None for none.
+        """
+        if knowledge is None:
+            return list(messages)
+        if self.layout == "stable" and self.knowledge == "latest" and self.KNOWLEDGE_CHANGES:
+            return [*messages, knowledge]  # what changes every turn goes last
+        return [messages[0], knowledge, *messages[1:]]
+
+    def knowledge_message(self, home: Home | None = None, needs: Any = None) -> dict[str, Any] | None:
         """The world-knowledge system message (None in knowledge mode ``none``).
 
         Taken as the episode's ``knowledge`` mode says and written in its
         ``knowledge_format``, by :func:`lares_kit.knowledge.knowledge_prompt`:
-        ``full`` is Lares's pretty JSON, the others are smaller.
+        ``full`` is Lares's pretty JSON, the others are smaller. ``needs``: only
+        the part a call's arguments can name (``rooms``, ``lights``, ``devices``;
+        an intent-action step's lean action call); None: all of it.
         """
         if self.knowledge == "latest" and home is None:
             raise ValueError("knowledge mode 'latest' needs the home: episode.messages(home)")
@@ -176,7 +201,7 @@ class Episode:
         visited = [self.initial_state.get("robot"), *(s.after.get("robot") for s in self.tool_calls)]
         content = knowledge_prompt(home, self.knowledge, self.knowledge_format, self.instruction,
                                    initial=self.initial_knowledge, visited=[r for r in visited if r],
-                                   home_id=self.world)
+                                   home_id=self.world, needs=needs)
         return None if content is None else {"role": "system", "content": content}
 
     def history(self) -> list[dict[str, Any]]:

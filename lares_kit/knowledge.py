@@ -39,13 +39,7 @@ This module renders knowledge and offers one tool; it does not run agents.
 from __future__ import annotations
 
 import json
-import math
-import re
-import weakref
-from collections import defaultdict
 from typing import Any, Iterable
-
-import networkx as nx
 
 from .errors import LaresError, ToolError
 from .home import Home
@@ -56,33 +50,28 @@ from .knowledge_formats import (
     format_note,
     knowledge_header,
     render,
-    render_compact,
+    render_outline,
+    slice_knowledge,
 )
+from .retrieval import NEIGHBOURS, relevant_rooms, retrieved_part
 from .schema import RoomId
 from .tools import check_room
 
-__all__ = ["KNOWLEDGE_MODES", "KNOWLEDGE_FORMATS", "ENUM_LIMIT", "LIVE_LIMIT", "PROMPT_TOKENS_AT_MOST",
+__all__ = ["KNOWLEDGE_MODES", "KNOWLEDGE_FORMATS", "AUTO_TOKENS", "AUTO_IDS", "ENUM_LIMIT", "resolve_format",
+           "LIVE_LIMIT", "PROMPT_TOKENS_AT_MOST",
            "PromptTooBig", "check_prompt_size", "knowledge_header", "format_note", "knowledge_text",
            "knowledge_prompt", "render_retrieval", "relevant_rooms", "use_id_enums", "get_live_context"]
 
 # No model's prompt holds more (the largest hold about a million tokens, most 128,000). A 5,000-device
 # building is about 330,000 tokens as "full", which notebook 16 still sends to the offline model to show the cost.
 PROMPT_TOKENS_AT_MOST = 1_000_000
+AUTO_TOKENS = 1_500  # the format "auto": the whole home while its outline takes at most this many tokens
+AUTO_IDS = 300  # ... and a home with more rooms and devices than this is retrieved without counting
 ENUM_LIMIT = 60  # more room and device ids than this, and the schemas carry no id enums
 LIVE_LIMIT = 120  # get_live_context answers at most this many devices; more asks for a narrower filter
-NEIGHBOURS = 12  # rooms around the robot that retrieval shows (nearest first)
-# Words that make an instruction about the whole home ("turn off all the lights", "which rooms are
-# there?"), unless it names a room.
-GLOBAL_WORDS = frozenset("all every everything everywhere whole house home building rooms lights devices which "
-                         "many".split())
-_ORDINALS = {"ground": 0, "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-             "eighth": 8, "ninth": 9, "tenth": 10}
-STOP_WORDS = frozenset("a an the in on of to and or for at by my our your please could would you can turn switch "
-                       "set make it is are be with from into off up down all any some this that there here me i "
-                       "find where look".split())
 
 
-def use_id_enums(home: Home, fmt: str) -> bool:
+def use_id_enums(home: Home, fmt: str, limit: int = ENUM_LIMIT) -> bool:
     """Whether tool schemas should list the home's ids as enums under a knowledge format.
 
     An enum of 5,000 device ids costs about 25,000 tokens on every call;
@@ -91,6 +80,7 @@ def use_id_enums(home: Home, fmt: str) -> bool:
     Args:
         home: The home whose room and device ids would fill the enums.
         fmt: A knowledge format of :data:`KNOWLEDGE_FORMATS`; an unknown one raises LaresError.
+        limit: The most room and device ids a home may have for enums (the ``lean`` prompt style: 20).
 
     Examples:
         >>> from lares_kit import load_world
@@ -101,148 +91,41 @@ def use_id_enums(home: Home, fmt: str) -> bool:
         False
     """
     check_format(fmt)
-    return fmt == "full" or home.graph.number_of_nodes() + len(home.devices) <= ENUM_LIMIT
+    return fmt == "full" or home.graph.number_of_nodes() + len(home.devices) <= limit
 
 
-# ----------------------------------------------------------------- retrieval
-def _tokens(text: str) -> list[str]:
-    # "Meeting room 304 (Oak)" -> ["meeting", "room", "304", "oak"]
-    return re.findall(r"[a-z0-9]+", text.lower().replace("'s", ""))
+def resolve_format(home: Home, fmt: str) -> str:
+    """The format ``auto`` means for ``home``; any other format as it is (checked).
 
-
-class _Index:
-    """Word -> rooms, for one home's layout (built once: rooms and devices never move)."""
-
-    def __init__(self, home: Home) -> None:
-        self.rooms = list(home.graph.nodes)
-        self.room_words: dict[str, set[str]] = defaultdict(set)  # word -> rooms whose id/name/alias has it
-        self.device_words: dict[str, set[str]] = defaultdict(set)  # word -> rooms with a device that has it
-        self.phrases: dict[str, str] = {}  # a whole room name or alias, as words -> room
-        for room, attrs in home.graph.nodes(data=True):
-            names = [room.replace("-", " "), attrs.get("name", ""), *attrs.get("aliases", [])]
-            for name in names:
-                words = _tokens(name)
-                self.phrases.setdefault(" ".join(words), room)
-                for w in words:
-                    self.room_words[w].add(room)
-            for dev in home.devices_in(room):
-                if not dev.exposed:  # a device hidden from the assistant must not lead it to a room
-                    continue
-                for w in _tokens(" ".join([dev.name, dev.type, *dev.aliases])):
-                    self.device_words[w].add(room)
-
-    def scores(self, instruction: str) -> dict[str, float]:
-        words = [w for w in _tokens(instruction) if w not in STOP_WORDS]
-        n = len(self.rooms)
-        score: dict[str, float] = defaultdict(float)
-        for w in set(words):
-            # rare words count most: "304" names one room, "office" hundreds
-            for table, weight in ((self.room_words, 1.0), (self.device_words, 0.5)):
-                rooms = table.get(w, ())
-                if rooms:
-                    idf = math.log(1 + n / len(rooms))
-                    for room in rooms:
-                        score[room] += weight * idf
-        text = f" {' '.join(_tokens(instruction))} "
-        for phrase, room in self.phrases.items():
-            if phrase and (f" {phrase} " in text or f" {phrase}s " in text):
-                score[room] += 100.0  # the room's whole name: the strongest evidence there is
-        return score
-
-
-_INDEXES: "weakref.WeakKeyDictionary[nx.Graph, _Index]" = weakref.WeakKeyDictionary()
-
-
-def _index(home: Home) -> _Index:
-    # Keyed by the graph: copies of a home (bench.scene.copy_home) share it, and its layout.
-    index = _INDEXES.get(home.graph)
-    if index is None:
-        index = _INDEXES[home.graph] = _Index(home)
-    return index
-
-
-def relevant_rooms(home: Home, instruction: str, robot_room: str | None = None, seen: Iterable[str] = (),
-                   visited: Iterable[str] = (), limit: int = 6) -> tuple[list[str], set[str]]:
-    """Rooms for the retrieval format: ``(rooms in home order, rooms shown with all their devices)``.
-
-    The second set holds the rooms the instruction points to (the best word
-    overlap, at most ``limit``) and the robot's room; the others -- around
-    the robot, on the way, where things were seen, where the robot has
-    been in this task (``visited``) -- are shown with their lights only,
-    enough to move through them and to see in them. A home of at most
-    :data:`NEIGHBOURS` rooms is small enough to show whole; an instruction
-    about all of it (:data:`GLOBAL_WORDS`, and no room named) gets all of
-    it, and one that names a floor gets every room on that floor.
+    ``auto``: the whole home as an ``outline`` while that takes at most
+    :data:`AUTO_TOKENS` tokens, else ``retrieval`` (only the rooms that
+    matter). A home with more than :data:`AUTO_IDS` rooms and devices is not
+    rendered to find out: its outline is far bigger than that.
 
     Args:
-        home: The home to choose rooms from.
-        instruction: The user's request, e.g. ``"Set the thermostat in Office 112 to 22 degrees."``.
-        robot_room: The room id the robot is in; None leaves out the rooms around the robot.
-        seen: Room ids where things were seen; the way to each is shown.
-        visited: Room ids the robot has been in during this task; they stay shown.
-        limit: At most this many rooms the instruction points to are shown with all their devices.
+        home: The home the prompt will describe.
+        fmt: A format of :data:`KNOWLEDGE_FORMATS`.
 
     Examples:
+        >>> from lares_kit import load_world
         >>> from lares_kit.generate import generate_home
-        >>> home = generate_home(rooms=200, devices=1000, seed=1)
-        >>> rooms, full = relevant_rooms(home, "Set the thermostat in Office 112 to 22 degrees.", "lobby")
-        >>> sorted(full)
-        ['lobby', 'office-112']
-        >>> len(rooms) < 20
-        True
+        >>> resolve_format(load_world("lares-home"), "auto"), resolve_format(generate_home(devices=5000), "auto")
+        ('outline', 'retrieval')
+        >>> resolve_format(load_world("lares-home"), "full")
+        'full'
     """
-    index = _index(home)
-    scores = index.scores(instruction)
-    best = max(scores.values(), default=0.0)
-    words = set(_tokens(instruction))
-    if len(index.rooms) <= NEIGHBOURS or (words & GLOBAL_WORDS and best < 100):
-        return list(index.rooms), set(index.rooms)  # small enough to show whole, or about all of it
-    chosen = sorted((r for r, s in scores.items() if s >= 0.5 * best and s > 0), key=lambda r: -scores[r])[:limit]
-    floor = _floor_named(instruction)
-    if floor is not None and best < 100:  # "the lights on floor 3": every room of that floor
-        chosen = [r for r in index.rooms if home.graph.nodes[r].get("floor") == floor]
-    full = set(chosen)
-    shown = set(chosen)
-    if robot_room in home.graph:
-        full.add(robot_room)
-        lengths = nx.single_source_shortest_path_length(home.graph, robot_room, cutoff=1)
-        shown |= set(sorted(lengths, key=lambda r: (lengths[r], r))[:NEIGHBOURS + 1])
-        paths = nx.single_source_shortest_path(home.graph, robot_room)
-        for target in [*chosen, *(s for s in seen if s in home.graph)]:
-            shown |= set(paths.get(target, [target]))
-    shown |= {r for r in visited if r in home.graph}
-    order = {r: i for i, r in enumerate(index.rooms)}
-    return sorted(shown, key=order.__getitem__), full
+    if check_format(fmt) != "auto":
+        return fmt
+    if home.graph.number_of_nodes() + len(home.devices) > AUTO_IDS:
+        return "retrieval"
+    from .models.tokens import count_tokens  # here: lares_kit.models loads the openai SDK
 
-
-def _floor_named(instruction: str) -> int | None:
-    # "floor 3", "the third floor", "ground floor" -> the floor number; None if no floor is named
-    text = " ".join(_tokens(instruction))
-    if m := re.search(r"\bfloor (\d+)\b", text):
-        return int(m.group(1))
-    if m := re.search(r"\b(\w+) floor\b", text):
-        return _ORDINALS.get(m.group(1))
-    return None
-
-
-def _retrieved(home: Home, k: dict[str, Any], instruction: str, visited: Iterable[str]) -> tuple[dict[str, Any], int]:
-    seen_rooms = [s.get("room") for s in k.get("seen", {}).values()]
-    rooms, full = relevant_rooms(home, instruction, k.get("robot", {}).get("room"), seen_rooms, visited)
-    keep = set(rooms)
-    by_id = {r["id"]: r for r in k["rooms"]}
-    out = []
-    for room_id in rooms:
-        r = dict(by_id[room_id])
-        r["exits"] = [e for e in r["exits"] if e in keep]
-        if room_id not in full:
-            r["devices"] = [d for d in r["devices"] if d["type"] == "light"]
-        out.append(r)
-    return {**k, "rooms": out}, len(rooms)
+    return "outline" if count_tokens(render_outline(home.knowledge())) <= AUTO_TOKENS else "retrieval"
 
 
 # --------------------------------------------------------------- rendering
 def render_retrieval(home: Home, instruction: str, knowledge: dict[str, Any] | None = None,
-                     visited: Iterable[str] = ()) -> tuple[str, str]:
+                     visited: Iterable[str] = (), needs: Iterable[str] | None = None) -> tuple[str, str]:
     """``retrieval``: ``(note, compact JSON of the rooms that matter)`` -- the one renderer of this format.
 
     The rooms are :func:`relevant_rooms`; the others are left out, and so are
@@ -253,6 +136,7 @@ def render_retrieval(home: Home, instruction: str, knowledge: dict[str, Any] | N
         instruction: The user's request; its words choose the rooms.
         knowledge: A :meth:`Home.knowledge` dict to render instead of the home as it is now; None for now.
         visited: Room ids the robot has been in during this task; they stay shown.
+        needs: Only this part of each room (:func:`~lares_kit.knowledge_formats.slice_knowledge`); None: all of it.
 
     Examples:
         >>> from lares_kit.generate import generate_home
@@ -268,12 +152,15 @@ def render_retrieval(home: Home, instruction: str, knowledge: dict[str, Any] | N
                                   visited)
         knowledge = home.knowledge(rooms=rooms)
     k = knowledge if knowledge is not None else home.knowledge()
-    part, shown = _retrieved(home, k, instruction, visited)
-    return format_note("retrieval", shown, home.graph.number_of_nodes()), render_compact(part)
+    part, shown = retrieved_part(home, k, instruction, visited)
+    if needs is not None:
+        part = slice_knowledge(part, needs)
+    return format_note("retrieval", shown, home.graph.number_of_nodes()), render_outline(part)
 
 
 def knowledge_text(home: Home, fmt: str = "full", instruction: str = "",
-                   knowledge: dict[str, Any] | None = None, visited: Iterable[str] = ()) -> tuple[str, str]:
+                   knowledge: dict[str, Any] | None = None, visited: Iterable[str] = (),
+                   needs: Iterable[str] | None = None) -> tuple[str, str]:
     """``(note, json text)`` of the knowledge in a format of :data:`KNOWLEDGE_FORMATS`.
 
     ``knowledge`` is a :meth:`Home.knowledge` dict to render (the episode's
@@ -288,6 +175,8 @@ def knowledge_text(home: Home, fmt: str = "full", instruction: str = "",
         instruction: The user's request; only ``retrieval`` reads it, to choose the rooms.
         knowledge: A :meth:`Home.knowledge` dict to render; None renders the home as it is now.
         visited: Room ids the robot has been in during the task; only ``retrieval`` reads it.
+        needs: Only this part of the knowledge (:func:`~lares_kit.knowledge_formats.slice_knowledge`): what a
+            call's arguments can name; None: all of it.
 
     Examples:
         >>> from lares_kit import load_world
@@ -300,18 +189,20 @@ def knowledge_text(home: Home, fmt: str = "full", instruction: str = "",
         >>> '"state"' in text, "get_live_context" in note
         (False, True)
         >>> note, text = knowledge_text(home, "retrieval", "turn on the light in the kitchen")
-        >>> note.split(" --")[0], [r["id"] for r in json.loads(text)["rooms"]]
+        >>> from lares_kit.knowledge_formats import parse_outline
+        >>> note.split(" --")[0], [r["id"] for r in parse_outline(text)["rooms"]]
         ('Retrieved: 5 of 5 rooms', ['lounge', 'hallway', 'kitchen', 'bedroom', 'office'])
     """
-    check_format(fmt)
+    fmt = resolve_format(home, fmt)
     if fmt == "retrieval":
-        return render_retrieval(home, instruction, knowledge, visited)
-    return format_note(fmt), render(knowledge if knowledge is not None else home.knowledge(), fmt)
+        return render_retrieval(home, instruction, knowledge, visited, needs)
+    k = knowledge if knowledge is not None else home.knowledge()
+    return format_note(fmt), render(k if needs is None else slice_knowledge(k, needs), fmt)
 
 
 def knowledge_prompt(home: Home | None, mode: str = "latest", fmt: str = "full", instruction: str = "", *,
                      initial: dict[str, Any] | None = None, visited: Iterable[str] = (),
-                     home_id: str | None = None) -> str | None:
+                     home_id: str | None = None, needs: Iterable[str] | None = None) -> str | None:
     """The world-knowledge message of a prompt: its header, the format's note, the knowledge. None in mode ``none``.
 
     Mode ``latest`` renders ``home`` as it is now (as Lares does, every
@@ -329,6 +220,8 @@ def knowledge_prompt(home: Home | None, mode: str = "latest", fmt: str = "full",
         initial: The :meth:`Home.knowledge` dict taken at the start, rendered in mode ``initial``.
         visited: Room ids the robot has been in during the task; ``retrieval`` keeps showing them.
         home_id: The home's id for the too-big error; None uses ``home.id``.
+        needs: Only the part of the knowledge a call's arguments can name (``rooms``, ``lights``, ``devices``);
+            None: all of it.
 
     Examples:
         >>> from lares_kit import load_world
@@ -344,7 +237,7 @@ def knowledge_prompt(home: Home | None, mode: str = "latest", fmt: str = "full",
     if mode == "none":
         return None
     note, text = knowledge_text(home, fmt, instruction,  # type: ignore[arg-type]
-                                None if mode == "latest" else initial, visited)
+                                None if mode == "latest" else initial, visited, needs)
     check_prompt_size(text, fmt, home_id if home_id is not None else getattr(home, "id", ""))
     header = knowledge_header(mode) + (f"\n{note}" if note else "")
     return f"{header}\n{text}"

@@ -31,14 +31,17 @@ can both use it.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+import re
+from typing import Any, Callable, Iterable
 
-__all__ = ["KNOWLEDGE_MODES", "KNOWLEDGE_FORMATS", "TEXT", "RENDERERS", "knowledge_header", "format_note",
-           "check_mode", "check_format", "render", "render_full", "render_compact", "render_overview",
-           "render_text"]
+__all__ = ["KNOWLEDGE_MODES", "KNOWLEDGE_FORMATS", "NEEDS", "TEXT", "RENDERERS", "OUTLINE_NOTE", "knowledge_header",
+           "format_note", "check_mode", "check_format", "render", "render_full", "render_compact", "render_outline",
+           "parse_outline", "render_overview", "render_text", "slice_knowledge"]
 
 KNOWLEDGE_MODES = ("latest", "initial", "none")  # when: the first is the default
-KNOWLEDGE_FORMATS = ("full", "compact", "overview", "retrieval")  # how, in a prompt: the first is the default
+# How, in a prompt. "auto" is no rendering: a run resolves it for its home (lares_kit.knowledge.resolve_format).
+KNOWLEDGE_FORMATS = ("auto", "full", "compact", "outline", "overview", "retrieval")
+NEEDS = ("rooms", "lights", "devices")  # what a part of the knowledge can be about (slice_knowledge)
 TEXT = "text"  # short lines for people, never sent to a model
 # The name "full" had before one vocabulary: Home.render_knowledge("json") still works.
 _OLD_NAMES = {"json": "full"}
@@ -67,13 +70,13 @@ def check_format(fmt: str) -> str:
     """``fmt`` if it is a knowledge format for prompts, else a ValueError naming the formats.
 
     Args:
-        fmt: The format to check; one of "full", "compact", "overview", "retrieval".
+        fmt: The format to check; one of :data:`KNOWLEDGE_FORMATS` ("auto", "full", "compact", "outline"...).
 
     Examples:
         >>> check_format("telepathy")
         Traceback (most recent call last):
         ...
-        ValueError: unknown knowledge format 'telepathy'; formats: full, compact, overview, retrieval
+        ValueError: unknown knowledge format 'telepathy'; formats: auto, full, compact, outline, overview, retrieval
     """
     if fmt not in KNOWLEDGE_FORMATS:
         raise ValueError(f"unknown knowledge format {fmt!r}; formats: {', '.join(KNOWLEDGE_FORMATS)}")
@@ -115,9 +118,11 @@ def format_note(fmt: str, shown: int | None = None, total: int | None = None) ->
     """
     if fmt == "overview":
         return "Overview: the layout and devices without their states; call get_live_context for current states."
+    if fmt == "outline":
+        return OUTLINE_NOTE
     if fmt == "retrieval":
         return (f"Retrieved: {shown} of {total} rooms -- those the instruction names, around the robot and on "
-                "the way between them; exits lead only to rooms shown.")
+                f"the way; exits lead only to rooms shown.\n{OUTLINE_NOTE}")
     return ""
 
 
@@ -202,9 +207,180 @@ def _state_words(state: dict[str, Any]) -> str:
     return ", ".join(parts) or "no state"
 
 
+# --------------------------------------------------------------- outline
+OUTLINE_NOTE = 'A line per room (id "name", exits), then its devices (id "name" type: state).'
+_WORD = r"[^\s\"]+"  # an id or a type: no spaces, no quotes
+_QUOTED = r'"(?:[^"\\]|\\.)*"'  # a JSON string
+_AKA = rf"(?: aka ({_QUOTED}(?:, {_QUOTED})*))?"
+_HOME_LINE = re.compile(rf"^home ({_WORD}) ({_QUOTED}):(.*)$")
+_FLOOR_LINE = re.compile(rf"^floor (-?\d+) ({_QUOTED}){_AKA}$")
+_ROOM_LINE = re.compile(rf"^({_WORD}) ({_QUOTED}){_AKA}(?: floor (-?\d+))?, (?:exits (.+)|no exits)$")
+_DEVICE_LINE = re.compile(rf"^  ({_WORD}) ({_QUOTED}) ({_WORD}){_AKA}:(.*)$")
+_SEEN_LINE = re.compile(rf"^seen ({_WORD}) ({_QUOTED}) ({_WORD}):(.*)$")
+
+
+def _q(text: Any) -> str:
+    return json.dumps(str(text), ensure_ascii=False)
+
+
+def _aka(aliases: list[Any] | None) -> str:
+    return " aka " + ", ".join(_q(a) for a in aliases) if aliases else ""
+
+
+def _pairs(values: dict[str, Any]) -> str:
+    # {"on": False, "mode": "heat"} -> " on=false, mode=\"heat\"": each value as JSON
+    return "".join(f"{',' if i else ''} {key}={json.dumps(v, ensure_ascii=False, separators=(',', ':'))}"
+                   for i, (key, v) in enumerate(values.items()))
+
+
+def render_outline(knowledge: dict[str, Any]) -> str:
+    """``outline``: the knowledge as short lines -- the home, each room, its devices, what was seen.
+
+    Everything :meth:`Home.knowledge` holds is there (:func:`parse_outline` reads it back exactly), in about half
+    the tokens of compact JSON: no key is repeated per device, and a state is ``key=value`` with the value as JSON.
+
+    Args:
+        knowledge: A :meth:`Home.knowledge` dict, or one with only some of its rooms.
+
+    Examples:
+        >>> print(render_outline({"home": "h", "name": "A flat", "time": 0, "robot": {"id": "robot", "room": "hall"},
+        ...     "rooms": [{"id": "hall", "name": "Hall", "exits": ["den"], "devices": [{"id": "hall-light",
+        ...     "name": "Light", "type": "light", "state": {"on": False}}]}], "seen": {}}))
+        home h "A flat": time=0, robot={"id":"robot","room":"hall"}
+        hall "Hall", exits den
+          hall-light "Light" light: on=false
+    """
+    top = {key: v for key, v in knowledge.items() if key not in ("home", "name", "rooms", "seen", "floors")}
+    lines = [f"home {knowledge.get('home', '')} {_q(knowledge.get('name', ''))}:{_pairs(top)}"]
+    for floor in knowledge.get("floors") or []:
+        lines.append(f"floor {floor['id']} {_q(floor['name'])}{_aka(floor.get('aliases'))}")
+    for room in knowledge.get("rooms") or []:
+        floor = f" floor {room['floor']}" if "floor" in room else ""
+        exits = f"exits {', '.join(room['exits'])}" if room.get("exits") else "no exits"
+        lines.append(f"{room['id']} {_q(room['name'])}{_aka(room.get('aliases'))}{floor}, {exits}")
+        for d in room.get("devices") or []:
+            lines.append(f"  {d['id']} {_q(d['name'])} {d['type']}{_aka(d.get('aliases'))}:{_pairs(d['state'])}")
+    for item, where in (knowledge.get("seen") or {}).items():
+        rest = {key: v for key, v in where.items() if key not in ("name", "type")}
+        lines.append(f"seen {item} {_q(where.get('name', ''))} {where.get('type', '')}:{_pairs(rest)}")
+    return "\n".join(lines)
+
+
+def _read_pairs(text: str) -> dict[str, Any]:
+    # " on=false, mode=\"heat\"" -> {"on": False, "mode": "heat"}; a ValueError if it is not that shape
+    out: dict[str, Any] = {}
+    decoder, at = json.JSONDecoder(), 0
+    while at < len(text):
+        m = re.compile(r",? ([\w.-]+)=").match(text, at)
+        if m is None:
+            raise ValueError(f"expected key=value at {text[at:at + 20]!r}")
+        value, at = decoder.raw_decode(text, m.end())
+        out[m.group(1)] = value
+    return out
+
+
+def _read_aka(text: str | None) -> list[str]:
+    return [json.loads(q) for q in re.findall(_QUOTED, text)] if text else []
+
+
+def parse_outline(text: str) -> dict[str, Any] | None:
+    """The knowledge dict an :func:`render_outline` text holds; None if ``text`` is not an outline.
+
+    Lines it does not know (a header, a note) are skipped; a line that starts like an outline line but is
+    broken makes the whole text unreadable (None), rather than half a home.
+
+    Args:
+        text: The outline, alone or inside a knowledge message (after its header and note lines).
+
+    Examples:
+        >>> k = {"home": "h", "name": "A flat", "time": 2, "robot": {"id": "robot", "room": "hall"},
+        ...      "rooms": [{"id": "hall", "name": "Hall", "aliases": ["entrance"], "exits": [], "devices": [
+        ...      {"id": "lamp", "name": "Lamp \\"big\\"", "type": "light", "state": {"on": True}}]}],
+        ...      "seen": {"cat": {"name": "Tom", "type": "cat", "room": "hall", "time": 1}}}
+        >>> parse_outline(render_outline(k)) == k
+        True
+        >>> parse_outline('{"home": "h"}') is None
+        True
+    """
+    home: dict[str, Any] | None = None
+    room: dict[str, Any] | None = None
+    try:
+        for line in text.splitlines():
+            if home is None:
+                if m := _HOME_LINE.match(line):
+                    home = {"home": m.group(1), "name": json.loads(m.group(2)), **_read_pairs(m.group(3)),
+                            "rooms": [], "seen": {}}
+                continue
+            if m := _DEVICE_LINE.match(line):
+                if room is None:
+                    return None
+                dev = {"id": m.group(1), "name": json.loads(m.group(2)), "type": m.group(3),
+                       "state": _read_pairs(m.group(5))}
+                if m.group(4):
+                    dev["aliases"] = _read_aka(m.group(4))
+                room["devices"].append(dev)
+            elif m := _SEEN_LINE.match(line):
+                home["seen"][m.group(1)] = {"name": json.loads(m.group(2)), "type": m.group(3),
+                                            **_read_pairs(m.group(4))}
+            elif m := _FLOOR_LINE.match(line):
+                floor = {"id": int(m.group(1)), "name": json.loads(m.group(2))}
+                if m.group(3):
+                    floor["aliases"] = _read_aka(m.group(3))
+                home.setdefault("floors", []).append(floor)
+            elif m := _ROOM_LINE.match(line):
+                room = {"id": m.group(1), "name": json.loads(m.group(2))}
+                if m.group(3):
+                    room["aliases"] = _read_aka(m.group(3))
+                if m.group(4) is not None:
+                    room["floor"] = int(m.group(4))
+                room["exits"] = m.group(5).split(", ") if m.group(5) else []
+                room["devices"] = []
+                home["rooms"].append(room)
+            elif line.strip():
+                return None
+    except ValueError:  # json.JSONDecodeError too
+        return None
+    if home is not None and "floors" in home:  # the order Home.knowledge writes its keys in
+        home["floors"] = home.pop("floors")
+    return home
+
+
+def slice_knowledge(knowledge: dict[str, Any], needs: Iterable[str]) -> dict[str, Any]:
+    """The part of the knowledge a call's arguments can name: the home's header and, per room, what ``needs`` says.
+
+    ``rooms``: each room with its exits; ``lights``: each room's lights; ``devices``: each room's devices. A
+    room keeps its id, name, aliases and floor; what was seen is left out (the decision says what matters).
+
+    Args:
+        knowledge: A :meth:`Home.knowledge` dict (or a part of one).
+        needs: Some of :data:`NEEDS`; an empty one leaves only the header and the room names.
+
+    Examples:
+        >>> k = {"home": "h", "time": 0, "robot": {"id": "robot", "room": "hall"}, "seen": {"cat": {"room": "hall"}},
+        ...      "rooms": [{"id": "hall", "name": "Hall", "exits": ["den"], "devices": [
+        ...      {"id": "lamp", "type": "light", "state": {}}, {"id": "tv", "type": "tv", "state": {}}]}]}
+        >>> slice_knowledge(k, ["lights"])["rooms"]
+        [{'id': 'hall', 'name': 'Hall', 'exits': [], 'devices': [{'id': 'lamp', 'type': 'light', 'state': {}}]}]
+        >>> slice_knowledge(k, ["rooms"])["rooms"][0]["exits"], slice_knowledge(k, ["rooms"])["seen"]
+        (['den'], {})
+    """
+    needs = set(needs)
+    unknown = needs - set(NEEDS)
+    if unknown:
+        raise ValueError(f"unknown part of the knowledge {sorted(unknown)}; parts: {', '.join(NEEDS)}")
+    rooms = []
+    for room in knowledge.get("rooms") or []:
+        devices = room.get("devices") or []
+        if "devices" not in needs:
+            devices = [d for d in devices if "lights" in needs and d.get("type") == "light"]
+        rooms.append({**room, "exits": list(room.get("exits") or []) if "rooms" in needs else [], "devices": devices})
+    return {**knowledge, "rooms": rooms, "seen": {}}
+
+
 # The formats a knowledge dict alone can be rendered in; "retrieval" also needs the home and the instruction.
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "full": render_full, "compact": render_compact, "overview": render_overview, TEXT: render_text}
+    "full": render_full, "compact": render_compact, "outline": render_outline, "overview": render_overview,
+    TEXT: render_text}
 
 
 def render(knowledge: dict[str, Any], fmt: str) -> str:
@@ -225,7 +401,7 @@ def render(knowledge: dict[str, Any], fmt: str) -> str:
         >>> render({"home": "h"}, "xml")
         Traceback (most recent call last):
         ...
-        ValueError: unknown knowledge format 'xml'; a knowledge dict renders as: full, compact, overview, text
+        ValueError: unknown knowledge format 'xml'; a knowledge dict renders as: full, compact, outline, overview, text
     """
     fmt = _OLD_NAMES.get(fmt, fmt)
     if fmt == "retrieval":

@@ -22,7 +22,7 @@ import typing
 from typing import Any, Callable, Literal, NewType, Union
 
 __all__ = ["parse_arguments", "RoomId", "LightId", "DeviceId", "ToolName", "INJECTED", "SchemaError",
-           "tool_schema", "parse_docstring", "check_arguments"]
+           "tool_schema", "short_schema", "parse_docstring", "check_arguments"]
 
 # Id types: plain strings to Python, enums of valid ids in the schema when the
 # caller knows them (a Toolbox passes the home's rooms, lights, devices).
@@ -262,3 +262,51 @@ def parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any] | 
     if not isinstance(value, dict):
         return f"got a JSON {type(value).__name__}, expected an object"
     return value
+
+
+def _first_sentence(text: str) -> str:
+    # "ID of the light, e.g. \"kitchen-light\"." -> "ID of the light."; "Stop. Then report." -> "Stop."
+    text = re.split(r",? e\.g\. ", text, maxsplit=1)[0].rstrip(". ")
+    return re.split(r"(?<=[a-z0-9)])\. ", text, maxsplit=1)[0].rstrip(".") + "."
+
+
+def short_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool schema described in as few words as the model needs to choose it and fill it in.
+
+    The description keeps its first sentence; a parameter keeps the first
+    sentence of its description without the example, and none at all when an
+    enum or the type (a boolean) already says it. Names, types, enums and
+    required parameters are unchanged, so the same calls are valid.
+
+    Args:
+        schema: A tool schema as :func:`tool_schema` makes it; it is not changed.
+
+    Examples:
+        >>> def set_light(light_id: LightId, on: bool) -> str:
+        ...     '''Switch a light on or off. Safe to repeat: it says so if the light is already that way.
+        ...
+        ...     Args:
+        ...         light_id: ID of the light, e.g. "kitchen-light".
+        ...         on: true to switch it on, false to switch it off.
+        ...     '''
+        >>> fn = short_schema(tool_schema(set_light))["function"]
+        >>> fn["description"]
+        'Switch a light on or off.'
+        >>> fn["parameters"]["properties"]
+        {'light_id': {'type': 'string', 'description': 'ID of the light.'}, 'on': {'type': 'boolean'}}
+    """
+    fn = dict(schema["function"])
+    if fn.get("description"):
+        fn["description"] = _first_sentence(fn["description"])
+    params = dict(fn.get("parameters") or {})
+    props = {}
+    for name, spec in (params.get("properties") or {}).items():
+        spec = dict(spec)
+        text = spec.pop("description", "")
+        if text and "enum" not in spec and spec.get("type") != "boolean":
+            spec["description"] = _first_sentence(text)
+        props[name] = spec
+    if "properties" in params:
+        params["properties"] = props
+        fn["parameters"] = params
+    return {**schema, "function": fn}

@@ -311,6 +311,9 @@ class LLMCall:
     completion_tokens: int = 0
     seconds: float = 0.0
     error: str = ""  # set when the request failed
+    # Of prompt_tokens, those the server said repeat the start of an earlier request (its prompt cache:
+    # usage.prompt_tokens_details.cached_tokens); 0 when it says nothing.
+    cached_tokens: int = 0
 
 
 Step = Union[Intent, ToolCall, Question, Final, Error, Thought, Action]

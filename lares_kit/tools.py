@@ -15,9 +15,8 @@ Contract with the models (:mod:`lares_kit.models.offline` relies on it):
   the name already says the type, as "Keys" of type keys does) after
   ``"Also here: "``, or says ``"Nothing that moves is here."``
 
-Names from the world file go into sentences through :mod:`lares_kit.wording`
-("Spotlights" are on, an item is "an owl", a "TV" stays in capitals). A
-device not exposed to the assistant (``expose: false``) is not there for them.
+Names from the world file go into sentences through :mod:`lares_kit.wording` ("Spotlights" are on, an item
+is "an owl", a "TV" stays in capitals). A device not exposed (``expose: false``) is not there for them.
 
 :class:`Toolbox.dispatch` never raises on bad model output: an unknown tool,
 invalid JSON, missing/extra/wrong arguments, and exceptions inside a tool all
@@ -27,10 +26,8 @@ exceptions pass through, because the episode must end: ``NoAnswer``, and a
 :class:`StopRun` (a tool that is itself an agent, a SAGE sub-agent, whose
 model failed: the run's ``model_error``, not a mistake to fix by another call).
 
-When the home's world file has a ``policy:``, the Toolbox consults a
-:class:`~lares_kit.safety.SafetyGate` before every device change: a sensitive
-call without the user's confirmation is not run, and its observation says
-what to ask (see :mod:`lares_kit.safety`).
+With a ``policy:`` in the world file, a :class:`~lares_kit.safety.SafetyGate` sees every device change first:
+a sensitive call without the user's confirmation is not run, and its observation says what to ask.
 """
 
 from __future__ import annotations
@@ -49,7 +46,7 @@ from .device_tools import DEVICE_TOOLS, read_device, set_device
 from .errors import StopRun, ToolError, choices, did_you_mean
 from .home import Home
 from .safety import SafetyGate
-from .schema import DeviceId, LightId, RoomId, ToolName, check_arguments, parse_arguments, tool_schema
+from .schema import DeviceId, LightId, RoomId, ToolName, check_arguments, parse_arguments, short_schema, tool_schema
 from .users import NoAnswer, NoUser, User
 from .wording import agree, in_sentence, with_article
 
@@ -157,7 +154,7 @@ def set_light(home: Home, light_id: LightId, on: bool) -> str:
 
 
 def move_robot(home: Home, destination_room_id: RoomId) -> str:
-    """Move the robot to an adjacent room, one connected to its current room by an exit.
+    """Move the robot to an adjacent room. Adjacent: connected to its current room by an exit.
 
     Args:
         home: The home the tool acts in; supplied by the toolkit, never shown to the model.
@@ -189,8 +186,7 @@ def move_robot(home: Home, destination_room_id: RoomId) -> str:
 
 
 def look_with_robot(home: Home) -> str:
-    """Look around the robot's current room and list what is there, including things that move.
-    Only works when the room is lit.
+    """List what is in the robot's room, things that move included. Only works when the room is lit.
 
     Args:
         home: The home the robot is in; supplied by the toolkit, never shown to the model.
@@ -258,7 +254,7 @@ def ask_user(user: User, question: str) -> str:
 
 
 def halt(message_to_user: str) -> str:
-    """Stop, because the goal is achieved or you cannot go any further, and report to the user.
+    """Stop and report to the user: the goal is achieved, or you cannot go any further.
 
     Args:
         message_to_user: What to tell the user. Never use this to ask for more information.
@@ -338,6 +334,8 @@ class Toolbox:
     user: User = field(default_factory=NoUser)
     block_repeats: bool = True
     id_enums: bool = True  # put the home's valid ids in the schemas as enums
+    # How each tool is described: "docstring" (its whole summary and Args text) or "short" (schema.short_schema)
+    descriptions: str = "docstring"
     memory: Any = None  # long-term memory for tools with a `memory` parameter (lares_kit.memory.recall); None: none
     monitor: Any = None  # the poller for persistent-command tools with a `monitor` parameter (lares_kit.monitor)
     source: str = "owner"  # who gave the instruction ("owner", "guest", "letterbox"...), for the safety policy
@@ -381,7 +379,8 @@ class Toolbox:
         """
         if name not in self._schemas:
             fn = next(f for f in self.tools if f.__name__ == name)
-            self._schemas[name] = getattr(fn, "schema", None) or tool_schema(fn, self.enums())  # remote: its own
+            schema = getattr(fn, "schema", None) or tool_schema(fn, self.enums())  # remote: its own
+            self._schemas[name] = short_schema(schema) if self.descriptions == "short" else schema
         return self._schemas[name]
 
     def dispatch(self, name: str, arguments: str | dict[str, Any] | None) -> Observation:

@@ -83,7 +83,7 @@ def test_the_default_knowledge_is_the_designs_own():
     assert run_agent("what is on tv tonight?", home, "sage").knowledge == "none"
     assert run_agent("hello", home, "function-calling", "fake", client=FakeClient([HALT])).knowledge == "latest"
     ep = run_agent("hello", home, "function-calling", "fake", client=FakeClient([HALT]), knowledge="initial")
-    assert ep.knowledge == "initial" and ep.knowledge_format == "full"
+    assert ep.knowledge == "initial" and ep.knowledge_format == "outline"  # "auto": a small home whole
 
 
 # ----------------------------------------------------------- run_agent's size

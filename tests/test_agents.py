@@ -19,6 +19,9 @@ def home():
 
 
 def run(home, script, agent="function-calling", **kw):
+    # The Lares layout and pretty JSON: the contract these tests spell out (the lean style has its own tests).
+    kw.setdefault("prompt_style", "lares")
+    kw.setdefault("knowledge_format", "full")
     client = FakeClient(script)
     episode = run_agent("turn on the light in the kitchen", home, agent=agent, model="fake", client=client, **kw)
     return episode, client
@@ -46,7 +49,8 @@ def test_a_clean_run_ends_done(home, agent, script):
     assert home.devices["kitchen-light"].state == {"on": True}
     assert [type(s) for s in ep.tool_calls] == [ToolCall, Final]
     assert len(ep.llm_calls) == len(client.requests) == len(script)
-    assert ep.usage == {"prompt_tokens": 100 * len(script), "completion_tokens": 10 * len(script)}
+    assert ep.usage == {"prompt_tokens": 100 * len(script), "completion_tokens": 10 * len(script),
+                        "cached_prompt_tokens": 0}
 
 
 def test_function_calling_offers_every_tool_with_auto_choice(home):

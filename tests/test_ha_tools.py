@@ -11,7 +11,7 @@ import pytest
 from lares_kit import Toolbox, load_world, run_agent
 from lares_kit.agents import AGENTS, TOOL_SETS
 from lares_kit.agents.dialects import HA_ROLE_PROMPT, HAEpisode, check_tool_set, dialect_tools
-from lares_kit.agents.prompts import GOAL_PROMPT, ROLE_PROMPT
+from lares_kit.agents.prompts import LEAN_GOAL_PROMPT, LEAN_ROLE_PROMPT, ROLE_PROMPT
 from lares_kit.device_api import get_attribute, list_devices
 from lares_kit.device_tools import read_device, set_device
 from lares_kit.errors import ToolError
@@ -445,7 +445,7 @@ def test_the_ha_prompt_tools_and_static_context():
     assert isinstance(ep, HAEpisode) and ep.to_dict()["tool_set"] == "ha"
     messages = ep.messages(home)
     assert messages[0]["content"] == ep.system_prompt == HA_ROLE_PROMPT and HA_API_PROMPT in HA_ROLE_PROMPT
-    assert messages[1]["content"] == static_context(home) and messages[2]["content"] == GOAL_PROMPT
+    assert messages[1]["content"] == static_context(home) and messages[2]["content"] == LEAN_GOAL_PROMPT
     assert [s.tool for s in ep.tool_calls][-1] == "halt"
     none = run_agent("hello", home, agent="function-calling", tool_set="ha", knowledge="none")
     assert not any(m["content"].startswith("Static Context") for m in none.messages(home) if m["role"] == "system")
@@ -454,8 +454,10 @@ def test_the_ha_prompt_tools_and_static_context():
 def test_the_lares_default_is_unchanged():
     home = load_world("lares-home")
     ep = run_agent("hello", home, agent="function-calling")
-    assert ep.system_prompt == ROLE_PROMPT and type(ep).__name__ == "Episode"
-    assert ep.messages(home)[1]["content"].startswith("WORLD KNOWLEDGE (latest)")
+    assert ep.system_prompt == LEAN_ROLE_PROMPT and type(ep).__name__ == "Episode"
+    assert ep.messages(home)[-1]["content"].startswith("WORLD KNOWLEDGE (latest)")  # lean: the knowledge last
+    lares = run_agent("hello", home, agent="function-calling", prompt_style="lares")
+    assert lares.system_prompt == ROLE_PROMPT and lares.messages(home)[1]["content"].startswith("WORLD KNOWLEDGE")
     assert "tool_set" not in ep.to_dict()
 
 

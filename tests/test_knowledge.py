@@ -18,6 +18,7 @@ from lares_kit.knowledge import (
     relevant_rooms,
     use_id_enums,
 )
+from lares_kit.knowledge_formats import parse_outline
 from lares_kit.models.offline.reading import read_request
 from lares_kit.tools import Toolbox, ToolError
 
@@ -59,13 +60,13 @@ def test_retrieval_finds_the_named_room_in_a_building_and_stays_small(building):
     assert any(building.graph.nodes[r].get("aliases") == ["Oak room"] for r in full)
     note, text = knowledge_text(building, "retrieval", "Set the thermostat in Office 513 to 22 degrees.")
     assert note.startswith("Retrieved: ") and len(text) < 6000
-    shown = {r["id"] for r in json.loads(text)["rooms"]}
+    shown = {r["id"] for r in parse_outline(text)["rooms"]}
     assert {"office-513", "lobby", "stairs-5"} <= shown  # the room, the robot's, and the way between
 
 
 def test_retrieval_keeps_the_rooms_the_robot_visited(building):
     _, text = knowledge_text(building, "retrieval", "find the parcel", visited=["office-905"])
-    assert "office-905" in {r["id"] for r in json.loads(text)["rooms"]}
+    assert "office-905" in {r["id"] for r in parse_outline(text)["rooms"]}
 
 
 def test_a_small_home_is_retrieved_whole():
@@ -76,7 +77,9 @@ def test_a_small_home_is_retrieved_whole():
 def test_id_enums_are_left_out_of_big_homes_except_in_the_lares_baseline(building):
     assert use_id_enums(building, "full") and not use_id_enums(building, "retrieval")
     assert use_id_enums(load_world("lares-home"), "overview")
-    with pytest.raises(ValueError, match="^unknown knowledge format 'telepathy'; formats: full, compact, overview, "):
+    townhouse = load_world("townhouse")  # 36 room and device ids: enums under the Lares limit, not the lean one
+    assert use_id_enums(townhouse, "outline", limit=60) and not use_id_enums(townhouse, "outline", limit=20)
+    with pytest.raises(ValueError, match="^unknown knowledge format 'telepathy'; formats: auto, full, compact, "):
         use_id_enums(building, "telepathy")
 
 
@@ -127,7 +130,7 @@ def test_modes_and_formats_have_one_home():
     assert episode.KNOWLEDGE_MODES is knowledge.KNOWLEDGE_MODES is knowledge_formats.KNOWLEDGE_MODES
     assert KNOWLEDGE_FORMATS is knowledge.KNOWLEDGE_FORMATS is knowledge_formats.KNOWLEDGE_FORMATS
     assert episode.knowledge_header is knowledge.knowledge_header is knowledge_formats.knowledge_header
-    assert KNOWLEDGE_FORMATS == ("full", "compact", "overview", "retrieval")
+    assert KNOWLEDGE_FORMATS == ("auto", "full", "compact", "outline", "overview", "retrieval")
 
 
 @pytest.mark.parametrize("fmt", ["full", "compact", "overview"])
@@ -147,7 +150,8 @@ def test_the_home_and_the_prompt_write_a_format_with_the_same_renderer(fmt, monk
 def test_retrieval_has_one_renderer_too(building, monkeypatch):
     from lares_kit import knowledge
 
-    monkeypatch.setattr(knowledge, "render_retrieval", lambda home, instruction, k=None, visited=(): ("", "<r>"))
+    monkeypatch.setattr(knowledge, "render_retrieval",
+                        lambda home, instruction, k=None, visited=(), needs=None: ("", "<r>"))
     ep = Episode.start("find the parcel", building, agent="a", model="m", knowledge_format="retrieval")
     assert knowledge_text(building, "retrieval", "find the parcel")[1] == "<r>"
     assert ep.messages(building)[1]["content"] == "WORLD KNOWLEDGE (latest)\n<r>"
@@ -163,7 +167,7 @@ def test_full_in_mode_initial_is_the_lares_json_of_the_start():
 
 
 def test_the_prompt_writes_exactly_the_header_note_and_text():
-    from lares_kit.knowledge import knowledge_prompt
+    from lares_kit.knowledge import knowledge_prompt, resolve_format
     from lares_kit.knowledge_formats import format_note, knowledge_header
 
     home = load_world("townhouse")
@@ -172,5 +176,7 @@ def test_the_prompt_writes_exactly_the_header_note_and_text():
             note, text = knowledge_text(home, fmt, "find my keys", None if mode == "latest" else home.knowledge())
             head = knowledge_header(mode) + (f"\n{note}" if note else "")
             assert knowledge_prompt(home, mode, fmt, "find my keys", initial=home.knowledge()) == f"{head}\n{text}"
-            assert bool(note) == (fmt in ("overview", "retrieval")) and note.startswith(format_note(fmt)[:9])
+            shown = resolve_format(home, fmt)  # "auto": the whole townhouse as an outline
+            assert bool(note) == (shown in ("outline", "overview", "retrieval"))
+            assert note.startswith(format_note(shown)[:9])
     assert knowledge_prompt(home, "none", "full") is None

@@ -97,9 +97,15 @@ def test_parallel_tool_calls_flag(client, box):
 
 
 def test_deterministic(client, box):
-    a = client.chat.completions.create(model="offline", messages=messages(), tools=box.schemas())
-    b = client.chat.completions.create(model="offline", messages=messages(), tools=box.schemas())
+    a = client.chat.completions.create(model="offline", messages=messages(), tools=box.schemas(),
+                                       prompt_cache_key="first")
+    b = client.chat.completions.create(model="offline", messages=messages(), tools=box.schemas(),
+                                       prompt_cache_key="second")  # another conversation: its cache starts cold
     assert a.id == b.id and a.choices[0].message == b.choices[0].message and a.usage == b.usage
+    again = client.chat.completions.create(model="offline", messages=messages(), tools=box.schemas(),
+                                           prompt_cache_key="first")
+    assert again.usage.prompt_tokens_details.cached_tokens == again.usage.prompt_tokens == a.usage.prompt_tokens
+    assert a.usage.prompt_tokens_details.cached_tokens == 0
 
 
 def test_usage_counts_the_request(client, box):

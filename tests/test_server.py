@@ -29,6 +29,7 @@ import pytest
 
 from lares_kit import load_world
 from lares_kit.models.server import DropConnection, Faults, ModelServer
+from lares_kit.models.prompt_cache import PROMPT_CACHE
 from lares_kit.models.wire import handle
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,7 +154,9 @@ REQUESTS = [
 @pytest.mark.parametrize("method, path, body", REQUESTS)
 def test_replies_are_the_in_process_bytes(server, method, path, body):
     data = (f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+    PROMPT_CACHE.clear()  # both start cold: the second would find the first's prompt in the cache they share
     status, headers, got, _ = exchange(server.address, data)
+    PROMPT_CACHE.clear()
     want_status, want_headers, want = handle(method, path, body)
     created = re.compile(rb'"created": \d+')  # the only field that reads the clock
     assert (status, headers["content-type"]) == (want_status, want_headers["content-type"])

@@ -108,7 +108,7 @@ def test_the_offline_reasoning_fits_the_schema(limit):
     from lares_kit.models import make_client
 
     home = load_world("lares-home")
-    ep = run_agent("turn on the light in the kitchen", home, max_steps=1)
+    ep = run_agent("turn on the light in the kitchen", home, max_steps=1, prompt_style="lares")
     schema = decide_schema(["set_light", "halt"])
     schema["function"]["parameters"]["properties"]["reasoning"]["maxLength"] = limit
     messages = ep.messages(load_world("lares-home"))[:4]  # the prompt of the first intent, the light still off

@@ -29,8 +29,10 @@ from typing import Any, Callable
 
 from ..episode import Episode
 from ..home import Home
+from ..knowledge import resolve_format
 from ..users import NoUser, User
 from .dialects import TOOL_SETS, check_tool_set, start_episode
+from .prompts import prompt_style as get_style
 from .registry import AGENTS, DEFAULT_MAX_STEPS, AgentSpec, get_agent
 from .shared import AgentRun, Listener, ModelFailed
 
@@ -44,11 +46,12 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
               knowledge_format: str | None = None, tools: list[Callable[..., str]] | None = None,
               max_steps: int | None = None, memory: Any = None, monitor: Any = None, source: str | None = None,
               executor: str | tuple[str, Any] | None = None, options: dict[str, Any] | None = None,
-              server: Any = None, tool_set: str = "lares") -> Episode:
+              server: Any = None, tool_set: str = "lares", prompt_style: str | None = None) -> Episode:
     """Run one instruction with one agent in one home; return the Episode.
 
     What the agent knows and can do comes from ``knowledge``,
-    ``knowledge_format``, ``tools`` and ``tool_set``; who is speaking and what is kept from
+    ``knowledge_format``, ``tools`` and ``tool_set``; how it writes its
+    prompts from ``prompt_style``; who is speaking and what is kept from
     ``memory``, ``monitor`` and ``source``; the design's own settings from
     ``executor`` and ``options``. A setting the design does not take is a
     LaresError that says so.
@@ -62,10 +65,11 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
         client: An ``openai.OpenAI``-like client; None -> ``make_client(model)``.
         user: Who answers ``ask_user``; None is nobody, so a question ends the episode with ``no_answer``.
         knowledge: What the prompt says of the home: ``latest``, ``initial`` or ``none``; None -> the design's own.
-        knowledge_format: How it is put in the prompt: ``full`` (Lares's pretty JSON), ``compact``, ``overview``
-            (no states, plus the ``get_live_context`` tool) or ``retrieval`` (only the relevant rooms), see
-            :mod:`lares_kit.knowledge`; None -> the design's own (sage takes only ``none``: it reads the home
-            through its tools).
+        knowledge_format: How it is put in the prompt: ``auto`` (the whole home as an outline while it is small,
+            else ``retrieval``), ``full`` (Lares's pretty JSON), ``compact``, ``outline``, ``overview`` (no
+            states, plus the ``get_live_context`` tool) or ``retrieval`` (only the relevant rooms), see
+            :mod:`lares_kit.knowledge`; None -> the design's own, ``auto`` (sage puts no knowledge in its prompts:
+            it reads the home through its tools).
         tools: The agent-facing tool functions to offer; None -> the home's own in the tool set's dialect.
         max_steps: The step limit; None -> the design's (react: 10 rounds, as in its paper; others 20).
         memory: A :class:`~lares_kit.memory.Memory` (its ``user`` is who is talking), a
@@ -88,6 +92,10 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
         tool_set: The tool dialect, ``"lares"`` (the Lares tools and world knowledge) or ``"ha"`` (Home Assistant's
             intent tools, its static context instead of the world knowledge, ``GetLiveContext`` for states); see
             :mod:`lares_kit.agents.dialects`. Any other is a ValueError naming the two.
+        prompt_style: How the prompts are written, a name in :data:`~lares_kit.agents.prompts.PROMPT_STYLES` or a
+            :class:`~lares_kit.agents.prompts.PromptStyle`: ``lean``
+            (None: the default; short prompts and tool texts, the knowledge last, intent-action's action call with
+            only what its arguments need) or ``lares`` (the Lares write-up's prompts and layout).
 
     Examples:
         >>> from lares_kit import load_world
@@ -100,18 +108,20 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
     """
     spec = get_agent(agent)
     check_tool_set(tool_set)
+    style = get_style(prompt_style)
     knowledge, knowledge_format, steps = spec.settings(knowledge, knowledge_format, max_steps)
     opts = spec.make_options(options)
     home = _home(home)
+    knowledge_format = resolve_format(home, knowledge_format)
     model, client = _client(model, client)
     from ..models.servers import server_profile  # here: the models package imports openai
 
     profile = server_profile(server, model=model, client=client)
     episode = start_episode(tool_set, instruction, home, agent=agent, model=model, knowledge=knowledge,
                             max_steps=steps, source="owner" if source is None else source,  # "": nobody we trust
-                            knowledge_format=knowledge_format)
+                            knowledge_format=knowledge_format, prompt_style=style.name, layout=style.order)
     run = AgentRun(episode, home, None, client, model, steps, opts, **spec.make_executor(executor, model),
-                   server=profile, tool_set=tool_set)
+                   server=profile, tool_set=tool_set, style=style)
     run.toolbox, episode.system_prompt, episode.goal_prompt = spec.setup(
         run, tools, Listener(user if user is not None else NoUser()), spec.make_memory(memory, home), monitor)
     if spec.persistent and monitor is not None and monitor.on_fire is None:

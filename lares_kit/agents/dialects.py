@@ -32,7 +32,7 @@ reads capability documents to write conditions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from ..episode import Episode
 from ..errors import LaresError
@@ -95,12 +95,14 @@ class HAEpisode(Episode):
 
     tool_set: str = "ha"
     static_context: str = ""
+    KNOWLEDGE_CHANGES: ClassVar[bool] = False  # names and areas: the same every turn, so it stays second
 
-    def knowledge_message(self, home: Home | None = None) -> dict[str, Any] | None:
+    def knowledge_message(self, home: Home | None = None, needs: Any = None) -> dict[str, Any] | None:
         """The static context as a system message (None in knowledge mode ``none``).
 
         Args:
             home: Not read: the static context was taken at the start (names and areas do not change).
+            needs: Not read: the static context is small, and every call gets all of it.
         """
         return None if self.knowledge == "none" else {"role": "system", "content": self.static_context}
 

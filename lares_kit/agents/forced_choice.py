@@ -43,7 +43,8 @@ IGNORED = "The server ignored the forced tool_choice"  # the start of the step t
 CALL_NOW = "Call {name} now: reply with a call to {name} and nothing else."  # the fallback's note to the model
 
 
-def ask_forced(run: AgentRun, turn: int, phase: str, tool: dict[str, Any]) -> Any | None:
+def ask_forced(run: AgentRun, turn: int, phase: str, tool: dict[str, Any],
+               messages: list[dict[str, Any]] | None = None) -> Any | None:
     """Ask the model to call ``tool``; its message with the call, or None (recorded why).
 
     None with the episode still running: the step is lost (an empty reply).
@@ -55,6 +56,7 @@ def ask_forced(run: AgentRun, turn: int, phase: str, tool: dict[str, Any]) -> An
         turn: The step number, for the records.
         phase: The phase the request's usage is recorded under (``intent``, ``action``).
         tool: The schema of the one function to call.
+        messages: The request's messages; None: the episode's (:meth:`~lares_kit.episode.Episode.messages`).
 
     Examples:
         >>> from lares_kit import load_world, run_agent
@@ -64,8 +66,9 @@ def ask_forced(run: AgentRun, turn: int, phase: str, tool: dict[str, Any]) -> An
     """
     name = tool["function"]["name"]
     server = run.server
+    messages = run.episode.messages(run.home) if messages is None else messages
     if server is None or server.forced_tool_choice:
-        message = run.request(turn, phase, run.episode.messages(run.home), tools=[tool], tool_choice=forced(name),
+        message = run.request(turn, phase, messages, tools=[tool], tool_choice=forced(name),
                               parallel_tool_calls=False)
         if message is None:
             run.error(turn, EMPTY_REPLY)
@@ -84,13 +87,14 @@ def ask_forced(run: AgentRun, turn: int, phase: str, tool: dict[str, Any]) -> An
     elif not any("forced tool_choice" in getattr(s, "message", "") for s in run.episode.steps):  # said once
         run.error(turn, f"The {server.name} server ignores a forced tool_choice: the function to call is offered "
                         "alone, with a note to call it now.")
-    return _fallback(run, turn, phase, tool)
+    return _fallback(run, turn, phase, tool, messages)
 
 
-def _fallback(run: AgentRun, turn: int, phase: str, tool: dict[str, Any]) -> Any | None:
+def _fallback(run: AgentRun, turn: int, phase: str, tool: dict[str, Any],
+              messages: list[dict[str, Any]]) -> Any | None:
     """Offer ``tool`` alone and say "call it now"; else read a JSON call from the text; else end model_error."""
     name = tool["function"]["name"]
-    messages = [*run.episode.messages(run.home), {"role": "system", "content": CALL_NOW.format(name=name)}]
+    messages = [*messages, {"role": "system", "content": CALL_NOW.format(name=name)}]
     message = run.request(turn, phase, messages, tools=[tool], tool_choice="auto", parallel_tool_calls=False)
     if message is not None and _calls(message, name):
         run.fallback_worked = True

@@ -9,7 +9,9 @@ model calls:
    kept; a one-line summary ("I have decided to call X because: ...") goes
    into the history instead, as Lares does.
 2. **action**: only the chosen function is offered, forced; the model fills
-   in its arguments, and the call runs.
+   in its arguments, and the call runs. In the ``lean`` prompt style this
+   call carries only what filling them in needs: the decision and the part of
+   the home the arguments name (:mod:`~lares_kit.agents.action_context`).
 
 A decision that cannot be used (bad JSON, an unknown function) is recorded
 as an error step and the step is lost -- the loop goes on. A server that
@@ -25,6 +27,7 @@ import json
 from typing import Any
 
 from ..steps import Intent
+from .action_context import action_messages
 from .forced_choice import ask_forced
 from .prompts import decide_schema
 from .shared import AgentRun
@@ -44,7 +47,7 @@ def run_intent_action(run: AgentRun) -> None:
         >>> [s.kind for s in ep.steps]
         ['intent', 'call', 'intent', 'final']
     """
-    decide = decide_schema(run.toolbox.names)
+    decide = decide_schema(run.toolbox.names, short=run.prompts.tool_text == "short")
     for turn in range(1, run.max_steps + 1):
         reply = ask_forced(run, turn, "intent", decide)
         intent = read_intent(run, turn, reply) if reply is not None else None
@@ -53,7 +56,8 @@ def run_intent_action(run: AgentRun) -> None:
                 return  # the server ignored the forced choice and no fallback worked: model_error
             continue  # recorded as an error step; the step is lost (Lares logs it and moves on)
         run.episode.steps.append(intent)  # kept as its summary line, never as the raw call
-        reply = ask_forced(run, turn, "action", run.toolbox.schema(intent.function))
+        reply = ask_forced(run, turn, "action", run.toolbox.schema(intent.function),
+                           messages=action_messages(run, intent.function))
         if reply is not None and run.run_calls(turn, reply, one_only=True, only=intent.function):
             return  # halt, or a question nobody answered
         if run.episode.status != "running":

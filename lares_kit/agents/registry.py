@@ -31,7 +31,6 @@ from ..tools import Toolbox, default_tools
 from .dialects import HA_ROLE_PROMPT, dialect_tools
 from .function_calling import FunctionCallingOptions, run_function_calling
 from .intent_action import run_intent_action
-from .prompts import GOAL_PROMPT, ROLE_PROMPT
 from .react import MAX_ITERATIONS, ReactOptions, run_react, run_react_parallel
 from .sage import run_sage, sage_setup
 from .shared import AgentRun, RequestOptions, where_line
@@ -74,13 +73,15 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
         tools += [fn for fn in MEMORY_TOOLS if fn not in tools]
     if episode.knowledge_format == "overview" and not ha:  # no states in the prompt: the live-context tool has them
         tools.insert(max(0, len(tools) - 2), get_live_context)  # before ask_user and halt
+    style = run.prompts
     box = Toolbox(home, tools=tools, user=user, memory=memory, monitor=monitor, source=episode.source,
-                  id_enums=use_id_enums(home, episode.knowledge_format))
+                  id_enums=use_id_enums(home, episode.knowledge_format, style.enum_limit),
+                  descriptions=style.tool_text)
     # The offline model reads "You are talking to <name>." to know whose "my office" this is; the source
     # line is said to the model too (the policy is enforced in the Toolbox regardless).
-    goal = (GOAL_PROMPT + speaker_line(memory.user if memory is not None else "") + where_line(home)
+    goal = (style.goal + speaker_line(memory.user if memory is not None else "") + where_line(home)
             + source_line(episode.source))
-    return box, HA_ROLE_PROMPT if ha else ROLE_PROMPT, goal
+    return box, HA_ROLE_PROMPT if ha else style.role, goal
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,8 @@ class AgentSpec:
             lares_kit.errors.LaresError: sage does not take the knowledge mode 'latest' (it takes: none);
             leave the knowledge mode out to use sage's own (none).
         """
+        if knowledge_format == "auto" and "auto" not in self.formats:
+            knowledge_format = None  # a design with its own single format (sage) takes it
         if knowledge is not None and knowledge not in KNOWLEDGE_MODES:
             raise LaresError(f"unknown knowledge mode {knowledge!r}; modes: {', '.join(KNOWLEDGE_MODES)}")
         if knowledge_format is not None and knowledge_format not in KNOWLEDGE_FORMATS:

@@ -151,7 +151,7 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
                             knowledge_format=getattr(args, "knowledge_format", None), user=user,
                             max_steps=args.max_steps, memory=memory, monitor=monitor, source=source,
                             executor=getattr(args, "executor_model", None), options=options, server=server,
-                            tool_set=tool_set)
+                            tool_set=tool_set, prompt_style=getattr(args, "prompt_style", None))
         log = play_events(events, home, monitor) if events else None
         persistent = _persistent(monitor, events, log, home) if monitor is not None else None
     finally:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,7 @@ from ..home import Home
 from ..steps import Error, Final, LLMCall, Question, ToolCall
 from ..tools import Toolbox
 from ..users import NoAnswer, User
+from .prompts import PromptStyle, prompt_style
 
 __all__ = ["AgentRun", "ModelFailed", "Listener", "RequestOptions", "MAX_TOKENS", "where_line"]
 
@@ -138,9 +140,19 @@ class AgentRun:
     # A forced tool_choice the server ignored was answered by the fallback at least once in this run: a later
     # miss is then one bad reply (a lost step), not a server that never calls (lares_kit.agents.forced_choice).
     fallback_worked: bool = False
+    # Names this run's requests as one conversation for a server's prompt cache (``prompt_cache_key``), sent to
+    # the servers that take it (lares_kit.models.servers); the offline model reports the prefix it repeats.
+    cache_key: str = field(default_factory=lambda: f"lares-{uuid.uuid4().hex}")
+    # How the prompts are written (lares_kit.agents.prompts.PromptStyle); None: the episode's prompt_style by name.
+    style: Any = None
     # The tool dialect (lares_kit.agents.dialects): "lares", or "ha" -- Home Assistant's intent tools and static
     # context; the design's setup and prompts read it.
     tool_set: str = "lares"
+
+    @property
+    def prompts(self) -> PromptStyle:
+        """The run's prompt style: ``style``, else the one the episode names."""
+        return self.style if self.style is not None else prompt_style(self.episode.prompt_style)
 
     # --------------------------------------------------------------- model
     def ask_model(self, turn: int, phase: str, tools: list[dict[str, Any]], tool_choice: Any,
@@ -190,6 +202,8 @@ class AgentRun:
         params.setdefault("temperature", getattr(self.options, "temperature", 0.0))
         if getattr(self.options, "seed", None) is not None:
             params.setdefault("seed", self.options.seed)
+        if self.server is None or self.server.cache_key:  # one conversation for the server's prompt cache
+            params.setdefault("prompt_cache_key", self.cache_key)
         if self.server is not None:
             messages = self.server.messages(messages)
         start = time.perf_counter()
@@ -205,13 +219,16 @@ class AgentRun:
             text = explain(exc, getattr(client, "base_url", None), self.server.name if self.server else None)
             self.episode.llm_calls.append(LLMCall(phase, turn, seconds=time.perf_counter() - start, error=text))
             raise ModelFailed(text) from exc
+        cached = 0
         if usage is not None:
             prompt, completion = usage.prompt_tokens or 0, usage.completion_tokens or 0
+            cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None) or 0
         else:  # some local servers send no usage; count the request ourselves
             from ..models.tokens import count_request
 
             prompt, completion = count_request(messages, params.get("tools")), 0
-        self.episode.llm_calls.append(LLMCall(phase, turn, prompt, completion, time.perf_counter() - start))
+        self.episode.llm_calls.append(LLMCall(phase, turn, prompt, completion, time.perf_counter() - start,
+                                              cached_tokens=cached))
         return message
 
     # --------------------------------------------------------------- calls

@@ -108,7 +108,9 @@ def cli_bench(args: argparse.Namespace) -> int:
     bench = run_bench(tasks, agents=agents, models=args.model, seeds=args.seeds, concurrency=args.concurrency,
                       runs=runs, tool_set=getattr(args, "tools", None) or "lares", trials=trials,
                       temperature=temperature, executor=getattr(args, "executor", None),
-                      scheduler=getattr(args, "scheduler", None))
+                      scheduler=getattr(args, "scheduler", None),
+                      knowledge_format=getattr(args, "knowledge_format", None),
+                      prompt_style=getattr(args, "prompt_style", None))
     print(format_table(bench.summary))
     unsafe: dict[str, int] = {}  # agent -> settings changed against the policy with no confirmation
     for r in bench.records:

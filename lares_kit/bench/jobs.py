@@ -46,7 +46,7 @@ __all__ = ["RESULT_KEYS", "Job", "blank_record", "run_job", "task_oracles"]
 
 # The contract (DESIGN.md section 3): one result per episode, exactly these keys.
 RESULT_KEYS = ("task", "world", "category", "agent", "model", "success", "steps", "oracle_steps", "llm_calls",
-               "prompt_tokens", "completion_tokens", "seconds", "error", "trial", "collateral")
+               "prompt_tokens", "completion_tokens", "seconds", "error", "trial", "collateral", "cached_prompt_tokens")
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,12 @@ class Job:
     trial: int = 0  # which repetition of this episode; trials of a real model differ by their sampling seed
     temperature: float | None = None  # sent to the model; None: the design's own (0)
     request_seed: int | None = None  # the sampling seed sent with every request (a trial's), or None
-    # How the home is written in the prompt (lares_kit.knowledge: full, retrieval...); None: the design's own.
-    # lares bench leaves it None; a benchmark may set it, and then the record says it.
+    # How the home is written in the prompt (lares_kit.knowledge: full, retrieval...); None: the design's own
+    # (auto). Set, the record says it.
     knowledge_format: str | None = None
+    # How the prompts are written (lares_kit.agents.prompts: lean, lares); None: the default (lean). Set, the record
+    # says it.
+    prompt_style: str | None = None
 
     def path(self, runs: Path) -> Path:
         """Where an older version saved this episode's record (one JSON file per episode) under the runs folder."""
@@ -76,10 +79,14 @@ class Job:
     def identity(self) -> dict[str, Any]:
         """What the record of this job says about itself (and a resumed run checks)."""
         extra = ({"tool_set": self.tool_set} if self.tool_set != "lares" else {}) | (
-            {"trial": self.trial} if self.trial else {}) | (
-            {"knowledge_format": self.knowledge_format} if self.knowledge_format is not None else {})
+            {"trial": self.trial} if self.trial else {}) | self._settings()
         return {"task": self.task.id, "agent": self.agent, "model": self.model, "seed": self.seed,
                 "knowledge": self.knowledge, **extra}
+
+    def _settings(self) -> dict[str, str]:
+        # the prompt settings a run chose, as run_agent's keywords (left out: the defaults)
+        return ({"knowledge_format": self.knowledge_format} if self.knowledge_format is not None else {}) | (
+            {"prompt_style": self.prompt_style} if self.prompt_style is not None else {})
 
     def options(self) -> dict[str, Any]:
         """The request options for ``run_agent``: the temperature and the sampling seed, where set."""
@@ -100,15 +107,15 @@ def blank_record(job: Job, oracle: int, search: float | None = None, error: str 
     record: dict[str, Any] = {"task": task.id, "world": task.world, "category": task.category, "agent": job.agent,
                               "model": job.model, "success": False, "steps": 0, "oracle_steps": oracle,
                               "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0,
-                              "error": error, "trial": job.trial, "collateral": [], "seed": job.seed,
+                              "error": error, "trial": job.trial, "collateral": [], "cached_prompt_tokens": 0,
+                              "seed": job.seed,
                               "knowledge": job.knowledge, "fingerprint": task.fingerprint(), "status": "", "checks": [],
                               "unsafe": [], "refused": 0, "changed": [],
                               "no_change_expected": expects_no_change(task.expect), "search_oracle": search,
                               "episode": None}
     if job.tool_set != "lares":
         record["tool_set"] = job.tool_set
-    if job.knowledge_format is not None:
-        record["knowledge_format"] = job.knowledge_format
+    record.update(job._settings())
     return record
 
 
@@ -145,8 +152,7 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
         knowledge = job.knowledge if job.knowledge in get_agent(job.agent).knowledge else None
         # the keywords only where set: run_agent takes them where the HA tool dialect / a trial's seed is there
         extra = ({"tool_set": job.tool_set} if job.tool_set != "lares" else {}) | (
-            {"options": job.options()} if job.options() else {}) | (
-            {"knowledge_format": job.knowledge_format} if job.knowledge_format is not None else {})
+            {"options": job.options()} if job.options() else {}) | job._settings()
         # The speaker (task.setup.user) is in scene.home.extra["user"] and scene.memory's user.
         episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
                             knowledge=knowledge, user=scene.user, max_steps=task.max_steps,
@@ -169,8 +175,8 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
             if fired is not None and hasattr(fired, "to_run_json"):
                 extra_run = fired.to_run_json()
                 run["llm_calls"] += extra_run["llm_calls"]
-                for k in ("prompt_tokens", "completion_tokens"):
-                    run["usage"][k] += extra_run["usage"][k]
+                for k in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens"):
+                    run["usage"][k] += extra_run["usage"].get(k, 0)
     checks = run_checks(task.expect, outcome)
     # The audit reads the trace against the policy, apart from the gate that guarded the run (safety_audit).
     unsafe = unsafe_actions(episode, world, task.setup.source, task.setup.time_of_day)
@@ -183,6 +189,7 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
               else set(collateral(task.expect, outcome.start, outcome.home)))
     record.update(success=all(c.passed for c in checks), steps=len(run["steps"]), llm_calls=run["llm_calls"],
                   prompt_tokens=run["usage"]["prompt_tokens"], completion_tokens=run["usage"]["completion_tokens"],
+                  cached_prompt_tokens=run["usage"].get("cached_prompt_tokens", 0),
                   seconds=round(episode.seconds, 3), error=episode.error or None, status=episode.status,
                   checks=[{"kind": c.kind, "passed": c.passed, "reason": c.reason} for c in checks], unsafe=unsafe,
                   collateral=sorted(damage), refused=len(refused_calls(run["steps"])),

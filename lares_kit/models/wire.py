@@ -8,7 +8,8 @@ way. It validates requests the way OpenAI does (:mod:`.wire_checks`: 400
 with an error body ``{"error": {"message", "type", "param", "code"}}``, 404
 ``model_not_found`` for a model it does not serve), applies ``stop``,
 ``max_tokens``/``max_completion_tokens`` and ``n``, counts ``usage`` with
-:mod:`.tokens`, and streams (``stream: true``) as server-sent events.
+:mod:`.tokens` (the prompt tokens a cache would reuse as ``prompt_tokens_details.cached_tokens``,
+:mod:`.prompt_cache`), and streams (``stream: true``) as server-sent events.
 
 Deterministic: the completion id and tool-call ids are hashes of the request,
 so the same request gets the same reply (only ``created`` differs). The
@@ -25,7 +26,8 @@ import time
 from typing import Any
 
 from .offline import FAULTY_MODEL, MODEL_NAME, Reply, respond
-from .tokens import count_reply, count_request, count_tokens
+from .prompt_cache import PROMPT_CACHE
+from .tokens import count_reply, count_tokens
 from .wire_checks import WireError, error_body, parse, validate
 
 __all__ = ["SERVED_MODELS", "WireError", "completion", "error_body", "handle", "validate", "words_within"]
@@ -76,8 +78,9 @@ def words_within(words: list[str], limit: int) -> int:
 
 
 # Request fields that say how to sample a reply, not what is asked.
+# prompt_cache_key names the conversation for the prompt cache (lares_kit.models.prompt_cache), not what is asked.
 _SAMPLING = frozenset({"temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "frequency_penalty",
-                       "presence_penalty", "stream", "stream_options"})
+                       "presence_penalty", "stream", "stream_options", "prompt_cache_key"})
 
 
 def completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
@@ -99,12 +102,13 @@ def completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     if tool_calls:
         message["tool_calls"], finish = tool_calls, "tool_calls"
     n = body.get("n") or 1
-    prompt = count_request(body["messages"], body.get("tools"))
+    prompt, cached = PROMPT_CACHE.usage(body)
     done = count_reply(message["content"], tool_calls) * n
     return {"id": f"chatcmpl-{digest[:29]}", "object": "chat.completion", "created": int(time.time()),
             "model": body["model"], "system_fingerprint": FINGERPRINT,
             "choices": [{"index": i, "message": message, "logprobs": None, "finish_reason": finish} for i in range(n)],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}}
+            "usage": {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done,
+                      "prompt_tokens_details": {"cached_tokens": cached}}}
 
 
 def _sse(result: dict[str, Any], include_usage: bool) -> bytes:

@@ -298,6 +298,9 @@ def _check_options(body: dict[str, Any]) -> None:
     if stop is not None and not (isinstance(stop, str) or (isinstance(stop, list) and len(stop) <= 4
                                                            and all(isinstance(s, str) for s in stop))):
         raise WireError("Invalid 'stop': expected a string or an array of at most 4 strings.", "stop", "invalid_value")
+    key = body.get("prompt_cache_key")
+    if key is not None and not isinstance(key, str):
+        raise _wrong_type("prompt_cache_key", "a string", key)
     n = body.get("n", 1)
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 128):
         raise WireError("Invalid 'n': expected an integer from 1 to 128.", "n", "invalid_value")

@@ -25,8 +25,10 @@ The prompt contract (what an agent must send for it to work)
   control text ("I have decided to call X because...", "now call X") goes in
   ``assistant`` or ``system`` messages, never ``user``.
 * **World knowledge**: a ``system`` message whose content starts with
-  ``WORLD KNOWLEDGE`` and holds the JSON of ``Home.knowledge()`` between its
-  first ``{`` and last ``}`` (pretty or compact). Its header says
+  ``WORLD KNOWLEDGE`` and holds ``Home.knowledge()`` as JSON between its
+  first ``{`` and last ``}`` (pretty or compact), or as the outline lines of
+  :func:`lares_kit.knowledge_formats.render_outline` (the ``outline`` and
+  ``retrieval`` formats). Its header says
   ``(latest)`` or ``(initial: ...)``. Without one (knowledge "none") the model
   knows only the ids in the tool schemas' enums: it can still switch
   ``kitchen-light`` for "the kitchen", but for a search it asks the user (if

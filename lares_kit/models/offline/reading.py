@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...contract import answer_in, light_to_switch, relayed_in, room_in, speaker_in
+from ...knowledge_formats import parse_outline
 
 __all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "apply_facts", "merge_live_context", "norm", "note_lit",
            "read_request", "text_of"]
@@ -156,6 +157,9 @@ class Beliefs:
 
 
 def _parse_knowledge(text: str) -> dict[str, Any] | None:
+    outline = parse_outline(text)  # the outline and retrieval formats: lines, not JSON
+    if outline is not None:
+        return outline
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         return None

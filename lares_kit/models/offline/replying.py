@@ -11,6 +11,7 @@ request asks: a forced function, an intent tool's choice, tool calls
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +22,11 @@ from .reading import Beliefs, norm
 from .request import read as read_request
 from .sage_rules import sage_reply
 
-__all__ = ["MODEL_NAME", "FAULTY_MODEL", "Reply", "respond"]
+__all__ = ["MODEL_NAME", "FAULTY_MODEL", "CALL_MARK", "Reply", "respond", "stated_call"]
 
 MODEL_NAME = "offline"
+CALL_MARK = "Call:"  # ends a decision's reasoning: "Call: set_light {...}", the call it means
+_STATED = re.compile(r"Call: (\S+) (\{.*\})\s*$", re.DOTALL)
 FAULTY_MODEL = "offline-multi"  # writes several Actions after one Thought (see the module docstring)
 
 
@@ -82,8 +85,45 @@ def _intent(b: Beliefs, tool: dict[str, Any], choice: str, reason: str) -> Reply
     intentions = plan(b, set(fake))
     call = render(intentions[0], fake)
     picked = call[0] if call else options[0]
-    return Reply(calls=[(tool["function"]["name"], {reason: _within(intentions[0].why, props(tool).get(reason)),
-                                                    choice: picked})])
+    why = intentions[0].why
+    if call is not None:  # the reasoning ends with the call it means, when that fits (a model told the limit)
+        stated = f"{why} {CALL_MARK} {call[0]} {json.dumps(call[1], ensure_ascii=False)}"
+        limit = (props(tool).get(reason) or {}).get("maxLength")
+        why = stated if not isinstance(limit, int) or len(stated) <= limit else why
+    return Reply(calls=[(tool["function"]["name"], {reason: _within(why, props(tool).get(reason)), choice: picked})])
+
+
+def stated_call(messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    """The call the last decision in a conversation states (``... Call: NAME {arguments}``), or None.
+
+    The decision is the last assistant message with text, after which only system messages came (the action
+    call of an intent-action step, in either prompt layout).
+
+    Args:
+        messages: A request's messages, oldest first.
+
+    Examples:
+        >>> stated_call([{"role": "assistant", "content": 'I have decided to call move_robot because: The dog may '
+        ...              'be in the Office. Call: move_robot {"destination_room_id": "office"}'},
+        ...              {"role": "system", "content": "WORLD KNOWLEDGE (latest)"}])
+        ('move_robot', {'destination_room_id': 'office'})
+        >>> stated_call([{"role": "assistant", "content": "I will look around."}]) is None
+        True
+    """
+    for m in reversed(messages):
+        if m.get("role") == "system":
+            continue
+        if m.get("role") != "assistant" or not isinstance(m.get("content"), str):
+            return None
+        found = _STATED.search(m["content"])
+        if found is None:
+            return None
+        try:
+            args = json.loads(found.group(2))
+        except json.JSONDecodeError:
+            return None
+        return (found.group(1), args) if isinstance(args, dict) else None
+    return None
 
 
 def _within(text: str, spec: dict[str, Any] | None) -> str:
@@ -94,7 +134,9 @@ def _within(text: str, spec: dict[str, Any] | None) -> str:
     return text[:limit - 3].rsplit(" ", 1)[0] + "..."
 
 
-def _forced(b: Beliefs, tool: dict[str, Any]) -> Reply:
+def _forced(b: Beliefs, tool: dict[str, Any], stated: tuple[str, dict[str, Any]] | None = None) -> Reply:
+    if stated is not None and norm(stated[0]) == norm(tool["function"]["name"]):
+        return Reply(calls=[(tool["function"]["name"], fit(stated[1], tool))])  # what the decision said to do
     only = {norm(tool["function"]["name"]): tool}
     for can in (CONTRACT_TOOLS | set(only), set(only)):
         intentions = plan(b, can)
@@ -154,7 +196,7 @@ def respond(request: dict[str, Any]) -> Reply:
             name = (choice.get("function") or {}).get("name")
             forced = next(t for t in tools if t["function"]["name"] == name)
             fields = _intent_fields(forced)
-            return _intent(b, forced, *fields) if fields else _forced(b, forced)
+            return _intent(b, forced, *fields) if fields else _forced(b, forced, stated_call(messages))
         if len(tools) == 1 and (fields := _intent_fields(tools[0])):
             return _intent(b, tools[0], *fields)
         reply = _calls_for(b, plan(b, set(by_norm)), by_norm, request.get("parallel_tool_calls") is not False)
