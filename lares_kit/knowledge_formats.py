@@ -209,18 +209,30 @@ def _state_words(state: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------- outline
 OUTLINE_NOTE = 'A line per room (id "name", exits), then its devices (id "name" type: state).'
-_WORD = r"[^\s\"]+"  # an id or a type: no spaces, no quotes
-_QUOTED = r'"(?:[^"\\]|\\.)*"'  # a JSON string
+_PLAIN = r'[^\s",:=]+'  # an id, a type or a state key as it is: no spaces, quotes, commas, colons or "="
+_QUOTED = r'"(?:[^"\\]|\\.)*"'  # a JSON string: names, and the ids, types and keys that are not plain
+_WORD = rf"(?:{_QUOTED}|{_PLAIN})"
 _AKA = rf"(?: aka ({_QUOTED}(?:, {_QUOTED})*))?"
 _HOME_LINE = re.compile(rf"^home ({_WORD}) ({_QUOTED}):(.*)$")
 _FLOOR_LINE = re.compile(rf"^floor (-?\d+) ({_QUOTED}){_AKA}$")
 _ROOM_LINE = re.compile(rf"^({_WORD}) ({_QUOTED}){_AKA}(?: floor (-?\d+))?, (?:exits (.+)|no exits)$")
 _DEVICE_LINE = re.compile(rf"^  ({_WORD}) ({_QUOTED}) ({_WORD}){_AKA}:(.*)$")
 _SEEN_LINE = re.compile(rf"^seen ({_WORD}) ({_QUOTED}) ({_WORD}):(.*)$")
+_PAIR = re.compile(rf",? ({_WORD})=")
 
 
 def _q(text: Any) -> str:
     return json.dumps(str(text), ensure_ascii=False)
+
+
+def _w(text: Any) -> str:
+    # an id, type or key: as it is when it is plain, else quoted ("ceiling fan")
+    text = str(text)
+    return text if re.fullmatch(_PLAIN, text) else _q(text)
+
+
+def _unw(token: str) -> str:
+    return json.loads(token) if token.startswith('"') else token
 
 
 def _aka(aliases: list[Any] | None) -> str:
@@ -229,7 +241,7 @@ def _aka(aliases: list[Any] | None) -> str:
 
 def _pairs(values: dict[str, Any]) -> str:
     # {"on": False, "mode": "heat"} -> " on=false, mode=\"heat\"": each value as JSON
-    return "".join(f"{',' if i else ''} {key}={json.dumps(v, ensure_ascii=False, separators=(',', ':'))}"
+    return "".join(f"{',' if i else ''} {_w(key)}={json.dumps(v, ensure_ascii=False, separators=(',', ':'))}"
                    for i, (key, v) in enumerate(values.items()))
 
 
@@ -251,18 +263,19 @@ def render_outline(knowledge: dict[str, Any]) -> str:
           hall-light "Light" light: on=false
     """
     top = {key: v for key, v in knowledge.items() if key not in ("home", "name", "rooms", "seen", "floors")}
-    lines = [f"home {knowledge.get('home', '')} {_q(knowledge.get('name', ''))}:{_pairs(top)}"]
+    lines = [f"home {_w(knowledge.get('home', ''))} {_q(knowledge.get('name', ''))}:{_pairs(top)}"]
     for floor in knowledge.get("floors") or []:
         lines.append(f"floor {floor['id']} {_q(floor['name'])}{_aka(floor.get('aliases'))}")
     for room in knowledge.get("rooms") or []:
         floor = f" floor {room['floor']}" if "floor" in room else ""
-        exits = f"exits {', '.join(room['exits'])}" if room.get("exits") else "no exits"
-        lines.append(f"{room['id']} {_q(room['name'])}{_aka(room.get('aliases'))}{floor}, {exits}")
+        exits = f"exits {', '.join(map(_w, room['exits']))}" if room.get("exits") else "no exits"
+        lines.append(f"{_w(room['id'])} {_q(room['name'])}{_aka(room.get('aliases'))}{floor}, {exits}")
         for d in room.get("devices") or []:
-            lines.append(f"  {d['id']} {_q(d['name'])} {d['type']}{_aka(d.get('aliases'))}:{_pairs(d['state'])}")
+            lines.append(f"  {_w(d['id'])} {_q(d['name'])} {_w(d['type'])}{_aka(d.get('aliases'))}:"
+                         f"{_pairs(d['state'])}")
     for item, where in (knowledge.get("seen") or {}).items():
         rest = {key: v for key, v in where.items() if key not in ("name", "type")}
-        lines.append(f"seen {item} {_q(where.get('name', ''))} {where.get('type', '')}:{_pairs(rest)}")
+        lines.append(f"seen {_w(item)} {_q(where.get('name', ''))} {_w(where.get('type', ''))}:{_pairs(rest)}")
     return "\n".join(lines)
 
 
@@ -271,11 +284,11 @@ def _read_pairs(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     decoder, at = json.JSONDecoder(), 0
     while at < len(text):
-        m = re.compile(r",? ([\w.-]+)=").match(text, at)
+        m = _PAIR.match(text, at)
         if m is None:
             raise ValueError(f"expected key=value at {text[at:at + 20]!r}")
         value, at = decoder.raw_decode(text, m.end())
-        out[m.group(1)] = value
+        out[_unw(m.group(1))] = value
     return out
 
 
@@ -305,22 +318,22 @@ def parse_outline(text: str) -> dict[str, Any] | None:
     home: dict[str, Any] | None = None
     room: dict[str, Any] | None = None
     try:
-        for line in text.splitlines():
+        for line in text.split("\n"):  # not splitlines(): a name may hold a line separator (U+2028)
             if home is None:
                 if m := _HOME_LINE.match(line):
-                    home = {"home": m.group(1), "name": json.loads(m.group(2)), **_read_pairs(m.group(3)),
+                    home = {"home": _unw(m.group(1)), "name": json.loads(m.group(2)), **_read_pairs(m.group(3)),
                             "rooms": [], "seen": {}}
                 continue
             if m := _DEVICE_LINE.match(line):
                 if room is None:
                     return None
-                dev = {"id": m.group(1), "name": json.loads(m.group(2)), "type": m.group(3),
+                dev = {"id": _unw(m.group(1)), "name": json.loads(m.group(2)), "type": _unw(m.group(3)),
                        "state": _read_pairs(m.group(5))}
                 if m.group(4):
                     dev["aliases"] = _read_aka(m.group(4))
                 room["devices"].append(dev)
             elif m := _SEEN_LINE.match(line):
-                home["seen"][m.group(1)] = {"name": json.loads(m.group(2)), "type": m.group(3),
+                home["seen"][_unw(m.group(1))] = {"name": json.loads(m.group(2)), "type": _unw(m.group(3)),
                                             **_read_pairs(m.group(4))}
             elif m := _FLOOR_LINE.match(line):
                 floor = {"id": int(m.group(1)), "name": json.loads(m.group(2))}
@@ -328,12 +341,15 @@ def parse_outline(text: str) -> dict[str, Any] | None:
                     floor["aliases"] = _read_aka(m.group(3))
                 home.setdefault("floors", []).append(floor)
             elif m := _ROOM_LINE.match(line):
-                room = {"id": m.group(1), "name": json.loads(m.group(2))}
+                room = {"id": _unw(m.group(1)), "name": json.loads(m.group(2))}
                 if m.group(3):
                     room["aliases"] = _read_aka(m.group(3))
                 if m.group(4) is not None:
                     room["floor"] = int(m.group(4))
-                room["exits"] = m.group(5).split(", ") if m.group(5) else []
+                exits = m.group(5) or ""
+                room["exits"] = [_unw(e) for e in re.findall(_WORD, exits)]
+                if ", ".join(_w(e) for e in room["exits"]) != exits:
+                    return None  # not a list of ids
                 room["devices"] = []
                 home["rooms"].append(room)
             elif line.strip():

@@ -47,6 +47,7 @@ class _Index:
 
     def __init__(self, home: Home) -> None:
         self.rooms = list(home.graph.nodes)
+        self.order = {r: i for i, r in enumerate(self.rooms)}  # the home's order: ties are broken by it
         self.room_words: dict[str, set[str]] = defaultdict(set)  # word -> rooms whose id/name/alias has it
         self.device_words: dict[str, set[str]] = defaultdict(set)  # word -> rooms with a device that has it
         self.phrases: dict[str, str] = {}  # a whole room name or alias, as words -> room
@@ -111,7 +112,7 @@ class _Index:
                 text = re.sub(rf" {re.escape(phrase)}s? ", " ", text)
         rest = self.scores(text, phrases=False, rooms=False)
         bar = max(EVIDENCE, 0.5 * max(rest.values(), default=0.0))
-        return sorted((r for r, s in rest.items() if s >= bar), key=lambda r: -rest[r])
+        return sorted((r for r, s in rest.items() if s >= bar), key=lambda r: (-rest[r], self.order[r]))
 
 
 _INDEXES: "weakref.WeakKeyDictionary[nx.Graph, _Index]" = weakref.WeakKeyDictionary()
@@ -161,7 +162,8 @@ def relevant_rooms(home: Home, instruction: str, robot_room: str | None = None, 
     words = set(_tokens(instruction))
     if len(index.rooms) <= NEIGHBOURS or (words & GLOBAL_WORDS and best < 100):
         return list(index.rooms), set(index.rooms)  # small enough to show whole, or about all of it
-    chosen = sorted((r for r, s in scores.items() if s >= 0.5 * best and s > 0), key=lambda r: -scores[r])[:limit]
+    chosen = sorted((r for r, s in scores.items() if s >= 0.5 * best and s > 0),
+                    key=lambda r: (-scores[r], index.order[r]))[:limit]  # ties in the home's order, any hash seed
     if best >= 100:  # a room named in full must not hide another the same instruction points to by its words
         chosen += [r for r in index.also_meant(instruction) if r not in chosen][:max(0, limit - len(chosen))]
     floor = _floor_named(instruction)
@@ -178,8 +180,7 @@ def relevant_rooms(home: Home, instruction: str, robot_room: str | None = None, 
         for target in [*chosen, *(s for s in seen if s in home.graph)]:
             shown |= set(paths.get(target, [target]))
     shown |= {r for r in visited if r in home.graph}
-    order = {r: i for i, r in enumerate(index.rooms)}
-    return sorted(shown, key=order.__getitem__), full
+    return sorted(shown, key=index.order.__getitem__), full
 
 
 def _floor_named(instruction: str) -> int | None:
