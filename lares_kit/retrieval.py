@@ -107,9 +107,9 @@ class _Index:
         :data:`EVIDENCE` (one word shared by a few rooms; "light", in every room, is not enough).
         """
         text = f" {' '.join(_tokens(instruction))} "
-        for phrase in sorted(self.phrases, key=len, reverse=True):
-            if phrase:
-                text = re.sub(rf" {re.escape(phrase)}s? ", " ", text)
+        named = [p for p in self.phrases if p and (f" {p} " in text or f" {p}s " in text)]  # a few, not all
+        for phrase in sorted(named, key=len, reverse=True):
+            text = re.sub(rf" {re.escape(phrase)}s? ", " ", text)
         rest = self.scores(text, phrases=False, rooms=False)
         bar = max(EVIDENCE, 0.5 * max(rest.values(), default=0.0))
         return sorted((r for r, s in rest.items() if s >= bar), key=lambda r: (-rest[r], self.order[r]))

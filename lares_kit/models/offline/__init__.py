@@ -49,8 +49,11 @@ The prompt contract (what an agent must send for it to work)
 * **Modes**: with ``tool_choice`` naming a function, that function is always
   called. If it is the intent tool ``decide_best_function(reasoning,
   best_function)``, the model names the function it would call next (from
-  the enum) with a one-sentence reasoning. Any other forced function gets the
-  arguments for what the model intends. With ``auto``/``required`` and
+  the enum) with a one-sentence reasoning that ends with the call it means,
+  ``Call: NAME {arguments}``, when that fits the reasoning's ``maxLength``.
+  Any other forced function gets the arguments the last decision in the
+  request states for it (an intent-action step's lean action call carries
+  little else), else the arguments for what the model intends. With ``auto``/``required`` and
   several tools it calls the next one -- or, when ``parallel_tool_calls`` is
   not false and the instruction asks for several independent device changes,
   all of them at once (as OpenAI models do; omitted means true).
