@@ -28,8 +28,8 @@ import openai
 import pytest
 
 from lares_kit import load_world
-from lares_kit.models.server import DropConnection, Faults, ModelServer
 from lares_kit.models.prompt_cache import PROMPT_CACHE
+from lares_kit.models.server import DropConnection, Faults, ModelServer
 from lares_kit.models.wire import handle
 
 ROOT = Path(__file__).resolve().parent.parent

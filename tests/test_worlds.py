@@ -366,7 +366,8 @@ def test_a_world_too_big_for_the_prompt_is_refused_before_anything_is_sent(monke
     tokens = len(home.render_knowledge("json")) // 4
     monkeypatch.setattr(knowledge, "PROMPT_TOKENS_AT_MOST", tokens - 1)  # this home is now "too big"
     with pytest.raises(knowledge.PromptTooBig, match=r"about [\d,]+ tokens in the 'full' format.*'retrieval'"):
-        run_agent("turn on the light in the kitchen", home, client=Recording(), model="offline", knowledge_format="full")
+        run_agent("turn on the light in the kitchen", home, client=Recording(), model="offline",
+                  knowledge_format="full")
     assert sent == []
     monkeypatch.setattr(knowledge, "PROMPT_TOKENS_AT_MOST", tokens)  # exactly fits: runs
     run_agent("turn on the light in the kitchen", load_world("lares-home"), model="offline")
