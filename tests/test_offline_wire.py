@@ -106,6 +106,8 @@ def test_deterministic(client, box):
                                            prompt_cache_key="first")
     assert again.usage.prompt_tokens_details.cached_tokens == again.usage.prompt_tokens == a.usage.prompt_tokens
     assert a.usage.prompt_tokens_details.cached_tokens == 0
+    plain = [client.chat.completions.create(model="offline", messages=messages(), tools=box.schemas()) for _ in "ab"]
+    assert plain[0].usage == plain[1].usage and plain[1].usage.prompt_tokens_details.cached_tokens == 0  # no key
 
 
 def test_usage_counts_the_request(client, box):

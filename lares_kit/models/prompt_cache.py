@@ -14,9 +14,11 @@ servers do: the tools first, then the messages).
 A conversation is named by the request's ``prompt_cache_key`` -- OpenAI's
 own field for routing requests that share a prefix; the agents send one per
 episode to the servers that take it (:mod:`lares_kit.models.servers`). A
-request without one is compared with the previous request without one, as
-a single-slot llama.cpp server does. The cache keeps the last request of the
-:data:`CONVERSATIONS` most recent conversations; an older one starts cold.
+request without one reports no cached tokens: which request came before it
+is up to whoever else talks to the server, and the offline model's reply to
+a request must not depend on that (the same request, the same reply). The
+cache keeps the last request of the :data:`CONVERSATIONS` most recent
+conversations; an older one starts cold.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ class PromptCache:
         (27, 18)
         >>> cache.usage({**later, "prompt_cache_key": "ep2"})  # another conversation starts cold
         (27, 0)
+        >>> cache.usage({"messages": later["messages"]})  # no conversation named: nothing cached
+        (27, 0)
     """
 
     def __init__(self, conversations: int = CONVERSATIONS) -> None:
@@ -61,6 +65,8 @@ class PromptCache:
         """
         now = request_segments(body["messages"], body.get("tools"))
         key = body.get("prompt_cache_key")
+        if key is None:  # no conversation named: nothing to compare with that does not depend on other clients
+            return sum(s.tokens for s in now), 0
         with self._lock:
             before = self._last.pop(key, None)
             self._last[key] = now

@@ -12,7 +12,9 @@ with an error body ``{"error": {"message", "type", "param", "code"}}``, 404
 :mod:`.prompt_cache`), and streams (``stream: true``) as server-sent events.
 
 Deterministic: the completion id and tool-call ids are hashes of the request,
-so the same request gets the same reply (only ``created`` differs). The
+so the same request gets the same reply (only ``created`` differs, and the
+cached tokens of a request that names its conversation with
+``prompt_cache_key``: they count what that conversation sent before). The
 model names served are :data:`SERVED_MODELS` (``offline``, and
 ``offline-multi`` with its teaching fault), also wrapped by the chaos model
 (``chaos:offline@0.2``); the name is echoed back in the reply.
