@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS ?= test,lab,browser,dask
+EXTRAS ?= test,lab,browser,dask,course,hub
 # One stamp per set of extras, so changing EXTRAS re-installs.
 comma  := ,
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
@@ -45,7 +45,20 @@ system-programs:
 	  echo "note:$$missing missing and apt-get needs root: the tests that need them will be skipped"; \
 	fi
 
-test: $(STAMP) | system-programs  ## lint, then every test: unit, doctests, notebooks (nbval, on a date years ahead), exercises, browser
+# configurable-http-proxy, JupyterHub's proxy, from the npm registry into .venv/node (no global install):
+# the JupyterHub smoke test starts a real hub with it. Without npm that one test is skipped, saying so.
+CHP := $(VENV)/node/node_modules/.bin/configurable-http-proxy
+$(CHP): | $(BIN)/python
+	@if command -v npm >/dev/null; then \
+	  npm install -s --prefix $(VENV)/node --no-audit --no-fund configurable-http-proxy@5 >/dev/null; \
+	else \
+	  echo "note: npm missing: the JupyterHub smoke test will be skipped (install Node.js and npm to run it)"; \
+	fi
+
+.PHONY: proxy
+proxy: $(CHP)  ## configurable-http-proxy from npm, for the JupyterHub test
+
+test: $(STAMP) | system-programs proxy  ## lint, then every test: unit, doctests, notebooks (nbval, on a date years ahead), exercises, browser
 	$(BIN)/python -m ruff check .
 	LARES_PROGRESS=0 LARES_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
 
@@ -62,6 +75,10 @@ notebooks: $(STAMP)  ## re-execute notebooks/*.ipynb and save them with their ou
 .PHONY: solutions
 solutions: $(STAMP)  ## teachers: exercises/solutions/*.ipynb, the exercises with their reference answers, run
 	$(BIN)/python scripts/build_solutions.py
+
+.PHONY: course
+course: $(STAMP)  ## teachers: course/, an nbgrader course made from exercises/ (see docs/teaching.md)
+	$(BIN)/lares course build course
 
 # The optional real small models (lares_kit.models.local): builds llama-cpp-python from
 # source (about 4 minutes on 2 cores). `make test` then also runs the tests marked `local`;
@@ -85,4 +102,4 @@ demo: $(STAMP)  ## the three Lares scenarios in the terminal, offline model
 	$(BIN)/lares demo
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info course
