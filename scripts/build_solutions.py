@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -31,21 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = ROOT / "exercises"
 OUT = EXERCISES / "solutions"
 SOLUTIONS = ROOT / "lares_kit" / "learn" / "solutions"
+sys.path.insert(0, str(ROOT))  # lares_kit from this checkout, installed or not
+from lares_kit.learn.course import answer_tag  # noqa: E402  (the tag rule the nbgrader course uses too)
+
 QUIET_ENV = {"LARES_PROGRESS": "0", "TQDM_DISABLE": "1", "LARES_MODEL": "offline"}
 CELL_TIMEOUT = 120  # seconds
-
-
-def answer_tag(cell: nbformat.NotebookNode) -> str | None:
-    """``"q2"`` for a cell tagged ``answer-q2``, else None.
-
-    Args:
-        cell: A notebook cell.
-    """
-    for tag in cell.get("metadata", {}).get("tags", []):
-        m = re.fullmatch(r"answer-(q\d+)", tag)
-        if m:
-            return m.group(1)
-    return None
 
 
 def solution_file(notebook: Path) -> Path:
@@ -63,7 +52,6 @@ def solution_notebook(path: Path) -> nbformat.NotebookNode:
     Args:
         path: An exercise notebook's path.
     """
-    sys.path.insert(0, str(ROOT))  # lares_kit from this checkout, installed or not
     from lares_kit.learn.checking import solution_sections
 
     nb = nbformat.read(path, as_version=4)

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["PLACEHOLDER", "____", "NotAttempted", "Incorrect", "Message", "Problem", "Exercise", "call",
-           "expect_equal", "solution_sections", "OUTCOMES"]
+__all__ = ["PLACEHOLDER", "____", "NotAttempted", "Incorrect", "CheckFailed", "Message", "Problem", "Exercise",
+           "call", "expect_equal", "solution_sections", "OUTCOMES"]
 
 
 class _Placeholder:
@@ -64,6 +64,18 @@ class NotAttempted(Exception):
 
 class Incorrect(Exception):
     """The answer ran and is wrong; the message says which case, what was expected, what came back."""
+
+
+class CheckFailed(AssertionError):
+    """Raised by :meth:`Problem.assert_correct`: the answer is not correct yet (the verdict is the message).
+
+    An nbgrader "autograder tests" cell gives its points only when it raises
+    nothing. In a notebook the error shows as the verdict alone, with no
+    traceback (IPython calls ``_render_traceback_``).
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self)]
 
 
 @dataclass
@@ -244,6 +256,7 @@ class Problem:
     reads: tuple[str, ...]
     test: Callable[..., str]
     hints: list[str] = field(default_factory=list)
+    points: int = 1  # what its autograder test is worth in an nbgrader course (lares_kit.learn.course)
     name: str = ""  # "q1": set by Exercise
     exercise: Exercise | None = field(default=None, repr=False)
     _hints_shown: int = field(default=0, repr=False)
@@ -252,6 +265,17 @@ class Problem:
     def check(self) -> None:
         """Check your answer and show the verdict."""
         self.verdict().show()
+
+    def assert_correct(self) -> None:
+        """Check your answer, show the verdict, and raise :class:`CheckFailed` unless it is correct.
+
+        The same check as :meth:`check`; the raise is what nbgrader's
+        autograder counts (``lares course build`` writes these cells).
+        """
+        verdict = self.verdict()
+        verdict.show()
+        if not verdict.passed:
+            raise CheckFailed(str(verdict))
 
     def hint(self, number: int | None = None) -> None:
         """Show the next hint (or hint ``number``); each call gives one more."""
@@ -294,10 +318,15 @@ class Problem:
             self._hints_shown = min(self._hints_shown + 1, len(self.hints))
             number = self._hints_shown
         number = max(1, min(number, len(self.hints)))
-        last = " (the last one; .solution() shows the answer)" if number == len(self.hints) else ""
+        shown = self.exercise is None or self.exercise.show_solutions
+        last = (" (the last one; .solution() shows the answer)" if shown else " (the last one)") \
+            if number == len(self.hints) else ""
         return Message(self.name, "hint", f"{number} of {len(self.hints)}{last}: {self.hints[number - 1]}")
 
     def solution_message(self) -> Message:
+        if self.exercise is not None and not self.exercise.show_solutions:
+            return Message(self.name, "solution", "This is a graded copy: the reference solutions come from your "
+                           "teacher after grading. The hints are all here: try .hint().")
         code = self.exercise.solutions().get(self.name, "") if self.exercise is not None else ""
         if not code:
             return Message(self.name, "solution", "No reference solution is stored for this problem.")
@@ -327,19 +356,33 @@ class Exercise:
         ✓ Correct (q1): It doubles.
         >>> q1.hint()
         Hint (q1): There is no hint for this one; try q.solution().
+        >>> ex.bind({"double": lambda x: x - 2}, solutions=False)  # a graded copy (lares course build)
+        >>> q1.assert_correct()
+        Traceback (most recent call last):
+        ...
+        lares_kit.learn.checking.CheckFailed: ✗ Not yet (q1): For 2, expected 4 but got 0.
+        >>> print(q1.solution_message().text)  # doctest: +ELLIPSIS
+        This is a graded copy: the reference solutions come from your teacher after grading. ...
     """
 
     notebook: str  # "01_shortest_route": the file in exercises/
     problems: list[Problem]
     namespace: dict[str, Any] | None = field(default=None, repr=False)
+    show_solutions: bool = field(default=True, repr=False)
 
     def __post_init__(self) -> None:
         for number, problem in enumerate(self.problems, 1):
             problem.name, problem.exercise = f"q{number}", self
 
-    def bind(self, namespace: dict[str, Any]) -> None:
-        """Read answers from ``namespace`` -- call ``bind(globals())`` in the notebook's first cell."""
-        self.namespace = namespace
+    def bind(self, namespace: dict[str, Any], *, solutions: bool = True) -> None:
+        """Read answers from ``namespace`` -- call ``bind(globals())`` in the notebook's first cell.
+
+        Args:
+            namespace: The notebook's globals, where the answers live.
+            solutions: False in a graded copy (``lares course build``): ``qN.solution()`` then says the
+                teacher hands the solutions out after grading. Hints stay available.
+        """
+        self.namespace, self.show_solutions = namespace, solutions
         for problem in self.problems:
             problem._hints_shown = 0
 

@@ -1,0 +1,218 @@
+"""Teachers: the exercises as an nbgrader course (``lares course build DIR``, ``make course``).
+
+nbgrader hands out assignments, collects them, grades them in a kernel and
+keeps the scores in a gradebook. This module turns each exercise notebook of
+``exercises/`` into one of its *source* assignments, from the same two
+sources of truth the self-checking notebooks use -- the starter notebook and
+``lares_kit/learn/solutions/exNN.py`` -- so there is no second copy of any
+exercise or solution to keep in sync:
+
+* an answer cell (tag ``answer-qN``) becomes an nbgrader **autograded
+  answer**: the starter code as students know it, then the reference
+  solution between ``### BEGIN SOLUTION`` and ``### END SOLUTION``.
+  ``nbgrader generate_assignment`` removes what is between the markers, and
+  the course's ``nbgrader_config.py`` tells it to leave nothing there, so the
+  students' copy is the starter with its placeholder ``____``;
+* a check cell (``qN.check()``) becomes an **autograder tests** cell worth the
+  problem's points: ``qN.assert_correct()`` runs the very check the student
+  runs while working, shows the same verdict, and raises unless it is
+  correct -- which is what nbgrader counts;
+* the first code cell calls ``bind(globals(), solutions=False)``: the hints
+  stay, and ``qN.solution()`` says the teacher hands the solutions out after
+  grading. (They ship with the package, so this is a nudge, not a lock.)
+
+The course directory holds ``nbgrader_config.py`` (written once, then the
+teacher's to edit) and ``source/<exercise>/<exercise>.ipynb``; everything
+else (``release/``, ``submitted/``, ``autograded/``, ``feedback/``,
+``gradebook.db``) is nbgrader's. Building again rewrites only ``source/``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import LaresError
+from . import EXERCISES
+
+__all__ = ["COURSE_ID", "CONFIG", "answer_tag", "course_notebook", "build_course", "exercises_dir", "Assignment"]
+
+COURSE_ID = "lares_kit"
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+SETUP_BIND = "bind(globals())"
+CHECK_CELL = re.compile(r"(?:# NBVAL_CHECK_OUTPUT\n)?(q\d+)\.check\(\)")
+HELP_CELL = re.compile(r"#(q\d+)\.hint\(\)\n#q\d+\.solution\(\)")
+
+# nbgrader's settings for the course, written by build_course when the folder has none yet.
+CONFIG = '''\
+# nbgrader's settings for this course. Written once by `lares course build`; yours to edit (it is not
+# overwritten). Run nbgrader's commands from this folder: nbgrader generate_assignment 01_shortest_route ...
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.course_id = "{course_id}"
+# Where the reference answer was, the students' copy keeps nothing: the starter code above it, with its
+# placeholder ____, is what they fill in.
+c.ClearSolutions.code_stub = {{"python": ""}}
+# The exercises run the built-in offline model: no key, no network. Two minutes is plenty for a cell.
+c.Execute.timeout = 120
+'''
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One source assignment written by :func:`build_course`."""
+
+    name: str  # "01_shortest_route": the assignment, its folder and its notebook
+    path: Path  # source/<name>/<name>.ipynb
+    points: int  # the sum of its autograder tests' points
+
+
+def answer_tag(cell: dict) -> str | None:
+    """``"q2"`` for a cell tagged ``answer-q2``, else None.
+
+    Args:
+        cell: A notebook cell (an nbformat node or a plain dict).
+
+    Examples:
+        >>> answer_tag({"metadata": {"tags": ["answer-q2"]}}), answer_tag({"metadata": {}})
+        ('q2', None)
+    """
+    for tag in cell.get("metadata", {}).get("tags", []):
+        m = re.fullmatch(r"answer-(q\d+)", tag)
+        if m:
+            return m.group(1)
+    return None
+
+
+def exercises_dir() -> Path:
+    """The ``exercises/`` folder of this checkout (the notebooks are not part of the installed package).
+
+    Raises:
+        LaresError: lares_kit was installed without its repository; pass the folder yourself.
+    """
+    folder = Path(__file__).resolve().parents[2] / "exercises"
+    if not (folder / f"{EXERCISES[0]}.ipynb").exists():
+        raise LaresError(f"found no exercise notebooks in {folder}: lares_kit seems installed without its "
+                         "repository. Clone it and pass its folder: lares course build DIR --exercises REPO/exercises")
+    return folder
+
+
+def _grading(grade_id: str, *, solution: bool = False, points: int | None = None, locked: bool = False) -> dict:
+    # nbgrader's cell metadata (schema 3): an answer cell, an autograder test, or a read-only cell.
+    meta = {"grade": points is not None, "grade_id": grade_id, "locked": locked, "schema_version": 3,
+            "solution": solution, "task": False}
+    if points is not None:
+        meta["points"] = points
+    return meta
+
+
+def course_notebook(path: str | Path):
+    """The nbgrader source version of one exercise notebook (an ``nbformat`` node; outputs cleared).
+
+    Args:
+        path: An exercise notebook, e.g. ``exercises/01_shortest_route.ipynb``; its problems and
+            solutions come from ``lares_kit.learn.exNN`` and ``lares_kit/learn/solutions/exNN.py``.
+
+    Raises:
+        LaresError: A problem has no answer cell, no check cell or no reference solution.
+    """
+    import nbformat
+
+    path = Path(path)
+    exercise = importlib.import_module(f"lares_kit.learn.ex{path.name[:2]}").EXERCISE
+    problems = {p.name: p for p in exercise.problems}
+    sections = exercise.solutions()
+    nb = nbformat.read(path, as_version=4)
+    seen: dict[str, set[str]] = {"answer": set(), "check": set()}
+    setup_done = False
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        cell.outputs, cell.execution_count = [], None
+        name = answer_tag(cell)
+        check = CHECK_CELL.fullmatch(cell.source.strip())
+        helper = HELP_CELL.fullmatch(cell.source.strip())
+        if not setup_done:
+            if SETUP_BIND not in cell.source:
+                raise LaresError(f"{path.name}: the first code cell does not call {SETUP_BIND}")
+            cell.source = cell.source.replace(SETUP_BIND, "bind(globals(), solutions=False)")
+            cell.metadata["nbgrader"] = _grading("setup", locked=True)
+            setup_done = True
+        elif name is not None:
+            if name not in sections:
+                raise LaresError(f"{exercise.solution_path.name} has no '# %% {name}' section for {path.name}")
+            cell.source = (f"{cell.source.rstrip()}\n{BEGIN}\n# The reference answer: nbgrader generate_assignment "
+                           f"removes it from the students' copy.\n{sections[name]}\n{END}")
+            cell.metadata["nbgrader"] = _grading(f"answer-{name}", solution=True)
+            seen["answer"].add(name)
+        elif check is not None and check.group(1) in problems:
+            problem = problems[check.group(1)]
+            cell.source = (f"# {problem.points} point{'s' if problem.points != 1 else ''}: the check you ran while "
+                           f"working; nbgrader counts it when it raises nothing.\n{problem.name}.assert_correct()")
+            cell.metadata["nbgrader"] = _grading(f"check-{problem.name}", points=problem.points, locked=True)
+            seen["check"].add(problem.name)
+        elif helper is not None:
+            cell.source = f"#{helper.group(1)}.hint()"
+    for kind, names in seen.items():
+        missing = sorted(set(problems) - names)
+        if missing:
+            raise LaresError(f"{path.name}: {missing[0]} has no {kind} cell, so it cannot be graded")
+    return nb
+
+
+def build_course(directory: str | Path, exercises: str | Path | None = None,
+                 names: list[str] | None = None) -> list[Assignment]:
+    """Write an nbgrader course made from the exercises: ``nbgrader_config.py`` and ``source/``.
+
+    Args:
+        directory: The course folder (created if needed). An existing ``nbgrader_config.py`` is kept, and
+            nothing of nbgrader's own (``release/``, ``submitted/``, ``gradebook.db``...) is touched.
+        exercises: The folder of exercise notebooks (default: this checkout's ``exercises/``).
+        names: Only these exercises ("01_shortest_route", or just "01"); default: all of them.
+
+    Raises:
+        LaresError: An unknown exercise name, or a notebook that cannot be made gradable.
+    """
+    import nbformat
+
+    folder = Path(exercises) if exercises is not None else exercises_dir()
+    chosen = list(EXERCISES)
+    if names:
+        chosen = []
+        for wanted in names:
+            found = [n for n in EXERCISES if n == wanted or n[:2] == wanted]
+            if not found:
+                raise LaresError(f"there is no exercise {wanted!r}: choose from {', '.join(EXERCISES)}")
+            chosen += [n for n in found if n not in chosen]
+    root = Path(directory)
+    built = []
+    for name in chosen:
+        source = folder / f"{name}.ipynb"
+        if not source.exists():
+            raise LaresError(f"{source} does not exist: pass the exercises folder with --exercises")
+        nb = course_notebook(source)
+        target = root / "source" / name / f"{name}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, target)
+        points = sum(c.metadata.get("nbgrader", {}).get("points", 0) for c in nb.cells)
+        built.append(Assignment(name, target, points))
+    config = root / "nbgrader_config.py"
+    if not config.exists():
+        config.write_text(CONFIG.format(course_id=COURSE_ID), encoding="utf-8")
+    return built
+
+
+def cli_course(args) -> int:
+    """``lares course build DIR [--exercises DIR] [--only NAME ...]``: print what was written.
+
+    Args:
+        args: The parsed command line (``directory``, ``exercises``, ``only``).
+    """
+    built = build_course(args.directory, args.exercises, args.only)
+    for assignment in built:
+        print(f"{assignment.points:3d} points  source/{assignment.name}/{assignment.name}.ipynb")
+    total = sum(a.points for a in built)
+    print(f"{len(built)} assignments, {total} points, in {args.directory}. Next, from that folder: "
+          f"nbgrader generate_assignment {built[0].name}  (docs/teaching.md walks through the rest)")
+    return 0
