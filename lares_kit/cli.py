@@ -47,7 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("instruction")
     run.add_argument("--world", default="lares-home")
     run.add_argument("--agent", default="intent-action")
-    run.add_argument("--model", default=None, help="offline (default, also LARES_MODEL) or a model name")
+    run.add_argument("--model", default=None, help="offline (default, also LARES_MODEL), a model name, or replay:DIR "
+                     "(the replies recorded in DIR with --record: no model, no key)")
+    run.add_argument("--record", default=None, metavar="DIR",
+                     help="keep every request and reply in the folder DIR (made if missing; a new file each time), "
+                          "for --model replay:DIR")
     run.add_argument("--executor-model", default=None, help="the light model that writes actions (react)")
     run.add_argument("--server", default=None, metavar="NAME",
                      help="what the model's server accepts: openai, ollama, vllm, llamacpp or lmstudio (also "
@@ -99,7 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--agent", action="append", default=None, metavar="NAME",
                        help="an agent listed below; repeatable (default: intent-action and function-calling)")
     bench.add_argument("--model", action="append", default=None,
-                       help="offline (default, also LARES_MODEL) or a model name; repeatable")
+                       help="offline (default, also LARES_MODEL), a model name, or replay:DIR (every model recorded "
+                            "in DIR); repeatable")
+    bench.add_argument("--record", default=None, metavar="DIR",
+                       help="keep every request and reply in the folder DIR, for --model replay:DIR (the episodes "
+                            "then run in threads)")
     bench.add_argument("--seeds", type=int, default=1, help="runs of each task, hiding things by seeds 0..N-1")
     bench.add_argument("--trials", type=int, default=1, metavar="K",
                        help="run every episode K times and report pass^1..pass^K (a real model gets a seed per trial)")
@@ -286,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         2
     """
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what --record writes in its manifest
     with plain_warnings():  # "lares: warning: home.yaml: rooms: the key 'id' is written twice", not Python's format
         return _main(args)
 

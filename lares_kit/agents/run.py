@@ -46,6 +46,9 @@ poller was used (the sage agent, or ``--event``): ``conditions``, ``events``,
 ``firings``, ``notices`` and ``state_after_events`` (``state`` stays the
 home right after the episode).
 
+**Record and replay** (``--record DIR``, ``--model replay:DIR``): see
+:mod:`lares_kit.models.replay`; a request the recording does not hold is bad input.
+
 Exit status: 0 when the episode ran (whatever its status), 1 when the model
 could not be reached, 2 for bad input.
 
@@ -146,17 +149,26 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
         memory = memory_path(home.id)
     # The poller: sage's condition agent registers with it; events play against it after the episode.
     monitor = Monitor(home) if spec.persistent or events else None
+    from ..models.client import run_clients  # --record DIR, --model replay:DIR: the clients they need
+
+    model, client, executor, clients = run_clients(args.model, getattr(args, "executor_model", None),
+                                                   spec.executor, record=getattr(args, "record", None),
+                                                   argv=getattr(args, "argv", None))
     try:
-        episode = run_agent(args.instruction, home, agent=args.agent, model=args.model, knowledge=args.knowledge,
-                            knowledge_format=getattr(args, "knowledge_format", None), user=user,
-                            max_steps=args.max_steps, memory=memory, monitor=monitor, source=source,
-                            executor=getattr(args, "executor_model", None), options=options, server=server,
+        episode = run_agent(args.instruction, home, agent=args.agent, model=model, client=client,
+                            knowledge=args.knowledge, knowledge_format=getattr(args, "knowledge_format", None),
+                            user=user, max_steps=args.max_steps, memory=memory, monitor=monitor, source=source,
+                            executor=executor, options=options, server=server,
                             tool_set=tool_set, prompt_style=getattr(args, "prompt_style", None))
         log = play_events(events, home, monitor) if events else None
         persistent = _persistent(monitor, events, log, home) if monitor is not None else None
     finally:
         if monitor is not None:
             monitor.close()
+    if clients:  # a request the replay did not hold is the command's error; else what was recorded or replayed
+        from ..models.replay import command_report
+
+        command_report(clients, sys.stderr)
     code = 1 if episode.status == "model_error" else 0
     if args.json:
         data = episode.to_run_json()

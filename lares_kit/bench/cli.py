@@ -12,12 +12,19 @@ A slice: ``--tasks PATTERN`` keeps tasks whose id or category matches
 categories (:func:`select_tasks`). The local model (``--model local``) is
 slow, so it runs a 20-task slice unless ``--limit`` says otherwise
 (``--limit 0``: every task).
+
+``--record DIR`` keeps every request and reply in DIR and ``--model
+replay:DIR`` runs the models recorded there from the recording, with no key
+(:mod:`lares_kit.models.replay`); both run the episodes in threads, sharing
+one client per model -- so a recorded chaos model breaks its replies in the
+order of the whole run, not per episode as an unrecorded bench does.
 """
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
+import sys
 import time
 from pathlib import Path
 
@@ -97,17 +104,27 @@ def cli_bench(args: argparse.Namespace) -> int:
         if task.id in seen:
             raise LaresError(f"the task {task.id!r} is given twice (the same --ha-dataset named twice?)")
         seen.add(task.id)
+    from ..models.client import command_clients, resolve_model
+
+    # --record DIR and --model replay:DIR: clients made here, so the episodes run in threads (a replay: the models
+    # it recorded, by their names)
+    names = [resolve_model(m) for m in args.model or [None]]
+    clients = command_clients(names, record=getattr(args, "record", None), argv=getattr(args, "argv", None))
+    if clients and getattr(args, "executor", None) not in (None, "threads"):
+        raise LaresError(f"--record and --model replay:DIR keep their requests in this process, so the episodes run in "
+                         f"threads: leave --executor {args.executor} out")
+    wanted = list(dict.fromkeys([*clients, *(n for n in names if not n.startswith("replay:"))]))
     limit = getattr(args, "limit", None)
-    if limit is None and any(m.startswith("local") for m in args.model or []):
+    if limit is None and any(m.startswith("local") for m in wanted):
         limit = LOCAL_SLICE
         print(f"the local model runs a {LOCAL_SLICE}-task slice (--limit 0 for every task)")
     tasks = select_tasks(tasks, getattr(args, "tasks", None), limit)
     if not tasks:
         raise LaresError("no task matches --tasks " + " ".join(args.tasks or []))
     runs = Path(args.runs) if args.runs else Path("runs") / time.strftime("bench-%Y%m%d-%H%M%S")
-    bench = run_bench(tasks, agents=agents, models=args.model, seeds=args.seeds, concurrency=args.concurrency,
-                      runs=runs, tool_set=getattr(args, "tools", None) or "lares", trials=trials,
-                      temperature=temperature, executor=getattr(args, "executor", None),
+    bench = run_bench(tasks, agents=agents, models=wanted, clients=clients or None, seeds=args.seeds,
+                      concurrency=args.concurrency, runs=runs, tool_set=getattr(args, "tools", None) or "lares",
+                      trials=trials, temperature=temperature, executor=getattr(args, "executor", None),
                       scheduler=getattr(args, "scheduler", None),
                       knowledge_format=getattr(args, "knowledge_format", None),
                       prompt_style=getattr(args, "prompt_style", None))
@@ -129,4 +146,8 @@ def cli_bench(args: argparse.Namespace) -> int:
     if args.plot:
         plot(bench.summary, args.plot)
         print(f"figure written to {args.plot}")
+    if clients:  # a request the replay did not hold is the command's error; else what was recorded or replayed
+        from ..models.replay import command_report
+
+        command_report(clients, sys.stdout)
     return 0

