@@ -1,4 +1,4 @@
-"""The ``lares`` command: worlds (list, check, generate), run, demo, bench, import-ha, serve-model, serve-home.
+"""The ``lares`` command: worlds (list, check, generate), run, demo, bench, import-ha, serve-model, serve-home, course.
 
 Each subcommand is a thin wrapper over the library; the work happens in the
 module named beside it. Mistakes a learner can fix (a bad world file, a
@@ -137,6 +137,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a Home Assistant 'assist' home or dataset folder, run as a suite; repeatable "
                             "(docs/ha_datasets.md)")
 
+    course = sub.add_parser("course", help="teachers: the exercises as an nbgrader course (docs/teaching.md)")
+    course_sub = course.add_subparsers(dest="course_command", required=True)
+    build = course_sub.add_parser("build", help="write DIR/nbgrader_config.py and DIR/source/<exercise>/ from "
+                                                "exercises/ and the reference solutions")
+    build.add_argument("directory", metavar="DIR", help="the course folder (created; nbgrader's own files are kept)")
+    build.add_argument("--exercises", default=None, metavar="DIR",
+                       help="the exercise notebooks (default: exercises/ of this checkout)")
+    build.add_argument("--only", nargs="+", default=None, metavar="NAME",
+                       help="just these exercises: 01_shortest_route, or just 01")
+
     import_ha = sub.add_parser("import-ha", help="write a Home Assistant dataset as world files and a suite file")
     import_ha.add_argument("path", metavar="DIR", help="a home (a folder with _fixtures.yaml) or a dataset folder")
     import_ha.add_argument("--out", default="imported", metavar="DIR",
@@ -144,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve-model", help="serve the offline model as an OpenAI-compatible HTTP API")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=int, default=0, help="the port (default: a free one, printed)")
     serve.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each reply")
     # a faulty endpoint, for testing retries and failure handling (lares_kit.models.server.Faults)
     serve.add_argument("--fault-rate", type=float, default=0.0, help="share of chat completions to break (0-1)")
@@ -325,6 +335,9 @@ def _main(args: argparse.Namespace) -> int:
         if args.command == "serve-home":
             from .serve.app import cli_serve_home
             return cli_serve_home(args)
+        if args.command == "course":
+            from .learn.course import cli_course
+            return cli_course(args)
     except LaresError as exc:
         print(f"lares: {exc}", file=sys.stderr)
         return 2
