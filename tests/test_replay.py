@@ -235,6 +235,12 @@ def test_a_second_session_is_a_new_file_and_the_first_is_kept(tmp_path):
     assert (folder / "session-0002.jsonl").read_text() == first
     rec = Recording(folder)
     assert len(rec.exchanges) == 2 and rec.where(1) == "#2 of 2, recorded in Python with offline"
+    shared = Recorder(tmp_path / "shared")  # one session for several clients, each closed after its request
+    for model in ("offline", "chaos:offline@0.2"):
+        with make_client(model, record=shared) as client:
+            client.chat.completions.create(model=model, messages=[{"role": "user", "content": "hi"}])
+    assert [p.name for p in (tmp_path / "shared").iterdir()] == ["session-0001.jsonl"]
+    assert Recording(tmp_path / "shared").models == ["offline", "chaos:offline@0.2"]
 
 
 def test_the_manifest_has_no_date_and_no_absolute_path(capsys, tmp_path):

@@ -295,8 +295,10 @@ class Recording:
 
     @property
     def models(self) -> list[str]:
-        """The models the sessions were recorded with, each once, in the order first recorded."""
-        return list(dict.fromkeys(m for manifest in self.manifests for m in manifest.get("models") or []))
+        """The models the sessions were recorded with (their manifests', then any other a request named), each once."""
+        named = [e["request"].get("model") for e in self.exchanges if isinstance(e.get("request"), dict)]
+        return list(dict.fromkeys([*(m for manifest in self.manifests for m in manifest.get("models") or []),
+                                   *(m for m in named if isinstance(m, str))]))
 
     def where(self, index: int) -> str:
         """``#12 of 40, from `lares run ...```: an exchange, by its place, and the session it came from.

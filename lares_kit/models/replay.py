@@ -134,8 +134,7 @@ class RecordingTransport(httpx.BaseTransport):
         return response
 
     def close(self) -> None:
-        self.inner.close()
-        self.recorder.close()
+        self.inner.close()  # the recorder stays open: other clients may share it (its file closes with it)
 
 
 class ReplayTransport(httpx.BaseTransport):
