@@ -322,3 +322,22 @@ def test_recording_into_a_file_or_with_worker_processes_says_so(capsys, tmp_path
         from lares_kit.models import make_async_client
 
         make_async_client(f"replay:{tmp_path}")
+
+
+def test_a_model_over_http_is_recorded_and_replays_once_its_server_is_gone(capsys, tmp_path, monkeypatch):
+    from lares_kit.models.retries import LaresOpenAI
+    from lares_kit.models.server import ModelServer
+
+    server = ModelServer().start()  # the offline model on a loopback port: a remote endpoint to the client
+    try:
+        client = record_client(LaresOpenAI(api_key="unused", base_url=server.base_url, max_retries=0),
+                               tmp_path / "rec", "offline")
+        recorded = run_agent(DOG, load_world("lares-home"), model="offline", client=client).to_run_json()
+    finally:
+        server.stop()
+    assert recorded["status"] == "done"
+    assert Recording(tmp_path / "rec").manifests[0]["base_url"] == server.base_url + "/"
+    forbid_models(monkeypatch)
+    code, out, err = lares(capsys, "run", DOG, "--model", f"replay:{tmp_path / 'rec'}", "--json")
+    assert code == 0, err
+    assert json.loads(out) == recorded  # the same requests (a remote server's profile), the same replies
