@@ -130,6 +130,12 @@ def test_a_recorded_bench_replays_the_same_results(capsys, tmp_path):
     recorded, replayed = (json.loads((tmp_path / name).read_text()) for name in ("a.json", "b.json"))
     assert {r["model"] for r in replayed["results"]} == {"chaos:offline@0.3", "offline"}
     assert kept(replayed) == kept(recorded)
+    # Recording changes nothing: the chaos model breaks the same replies, seeded per episode, as it does unrecorded.
+    code, out, _ = lares(capsys, *argv, "--model", "chaos:offline@0.3", "--model", "offline",
+                         "--json", str(tmp_path / "c.json"), "--runs", str(tmp_path / "runs-c"))
+    assert code == 0
+    unrecorded = json.loads((tmp_path / "c.json").read_text())
+    assert kept(unrecorded) == kept(recorded)
 
 
 # ------------------------------------------------------------ a request that was not recorded
@@ -143,7 +149,7 @@ def test_a_changed_prompt_is_named_with_the_closest_recorded_request(capsys, tmp
     assert err.startswith(f"lares: this request was not recorded in {rec}: the closest recorded request (#1 of 34, "
                           f"from `lares run '{DOG}'`) differs in messages[2].content: recorded "
                           "'turn on the light for my dog' vs now 'turn on the light for my cat'. "
-                          "Record again with --record, or undo the change")
+                          "Record again with --record, or undo the change.")
     code, out, err = lares(capsys, "run", "turn on the light for my cat", "--model", f"replay:{rec}", "--json")
     assert code == 2 and json.loads(out)["status"] == "error" and "not recorded" in json.loads(out)["error"]
 

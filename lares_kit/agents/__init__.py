@@ -162,6 +162,9 @@ def _client(model: str | None, client: Any) -> tuple[str, Any]:
         model = resolve_model(model)
         if client is None:
             client = make_client(model)
+            recording = getattr(client, "lares_recording", None)  # replay:DIR runs as the model it recorded
+            if recording is not None and recording.models:
+                model = recording.models[0]
     return model, client
 
 

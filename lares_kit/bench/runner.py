@@ -192,7 +192,9 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
         runs: The folder for the episode journal; episodes already saved there are not run again. None: keep them in
             memory only.
         knowledge: The knowledge mode for the designs that take it; one that does not (sage) runs with its own.
-        clients: Model name -> ready client; a model not in it gets a client of its own in each worker.
+        clients: Model name -> ready client, or a function ``(model, task, seed, trial) -> client`` called for
+            each episode (as :func:`~lares_kit.bench.workers.worker_client` is); a model not in it gets a client
+            of its own in each worker.
         tool_set: The tools the agents are offered: ``"lares"`` (Lares's own) or ``"ha"`` (Home Assistant's LLM API,
             as ``run_agent(..., tool_set=...)`` takes it); another than ``"lares"`` is kept in each record.
         trials: How many times each episode runs (trial 0, 1, ...); with more than one, each trial of a real model is
@@ -266,7 +268,9 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
             for i in todo:
                 job, world = jobs[i], worlds[_world_key(jobs[i].task)]
                 if kind == "threads":
-                    client = clients.get(job.model) or worker_client(job.model, job.task.id, job.seed, job.trial)
+                    client = clients.get(job.model) or worker_client
+                    if not hasattr(client, "chat"):  # a function of the episode: worker_client, or one like it
+                        client = client(job.model, job.task.id, job.seed, job.trial)
                     futures[pool.submit(run_job, job, world, client, *oracles[keys[i]])] = i
                 else:
                     futures[pool.submit(run_episode, job, world, *oracles[keys[i]])] = i

@@ -332,7 +332,7 @@ class Recording:
         others = f" (and {more} other place{'s' if more != 1 else ''})" if more else ""
         return NotRecorded(f"this request was not recorded in {self.given}: the closest recorded request "
                            f"({self.where(best)}) differs in {where}{others}: recorded {recorded} vs now {current}. "
-                           "Record again with --record, or undo the change")
+                           "Record again with --record, or undo the change.")
 
 
 _ABSENT = object()
