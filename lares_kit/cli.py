@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from pathlib import Path
 
 from .errors import LaresError, plain_warnings
 from .knowledge_formats import KNOWLEDGE_FORMATS
@@ -61,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--action-format", default=None, metavar="FORMAT",
                      help="how react's executor writes Actions: json_schema (default), text or parallel")
     run.add_argument("--memory", nargs="?", const="default", default=None, metavar="PATH",
-                     help="long-term memory file (default: runs/memory/<world>.sqlite3, or $LARES_DATA/memory)")
+                     help="long-term memory file (default: <world>.sqlite3 in ~/.local/share/lares_kit/memory, or "
+                          "$LARES_DATA/memory)")
     run.add_argument("--person", default=None,
                      help="who is talking: a resident of the world (sage-home: amal, dmitriy); sage and react "
                           "read it, other agents with --memory")
@@ -149,8 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     import_ha = sub.add_parser("import-ha", help="write a Home Assistant dataset as world files and a suite file")
     import_ha.add_argument("path", metavar="DIR", help="a home (a folder with _fixtures.yaml) or a dataset folder")
-    import_ha.add_argument("--out", default="imported", metavar="DIR",
-                           help="the folder to write the worlds and tasks/<dataset>.yaml into (default: imported)")
+    import_ha.add_argument("--out", default=None, metavar="DIR",
+                           help="the folder to write the worlds and tasks/<dataset>.yaml into (default: the "
+                                "dataset's name in ~/.local/share/lares_kit/worlds, or $LARES_DATA/worlds)")
 
     serve = sub.add_parser("serve-model", help="serve the offline model as an OpenAI-compatible HTTP API")
     serve.add_argument("--host", default="127.0.0.1")
@@ -324,8 +327,9 @@ def _main(args: argparse.Namespace) -> int:
             return cli_bench(args)
         if args.command == "import-ha":
             from .bench.ha_dataset import import_ha
+            from .paths import user_dir
 
-            written = import_ha(args.path, args.out)
+            written = import_ha(args.path, args.out or user_dir("worlds") / Path(args.path).resolve().name)
             print(f"wrote {len(written) - 1} world file(s) and the suite {written[-1]}; run it with:\n"
                   f"  lares bench --suite {written[-1]}")
             return 0

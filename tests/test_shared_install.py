@@ -292,6 +292,21 @@ def test_no_default_is_in_the_package_or_the_current_folder(tmp_path, monkeypatc
         memory_path("smart-building")
 
 
+def test_bench_records_and_imported_worlds_go_to_the_users_folders_by_default(tmp_path, monkeypatch, capsys):
+    from lares_kit.cli import main
+
+    monkeypatch.setenv("LARES_DATA", str(tmp_path / "data"))
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")  # where a student's terminal happens to be: the repository, say
+    dataset = Path(__file__).parent / "fixtures" / "ha" / "lares-mini"
+    assert main(["import-ha", str(dataset)]) == 0
+    assert (tmp_path / "data" / "worlds" / "lares-mini" / "tasks" / "lares-mini.yaml").exists()
+    assert main(["bench", "--suite", "lares-home", "--limit", "1", "--agent", "intent-action"]) == 0
+    assert [p.name for p in (tmp_path / "data" / "runs").glob("bench-*/episodes.jsonl")] == ["episodes.jsonl"]
+    assert list((tmp_path / "cwd").iterdir()) == [], "nothing written into the folder the command ran in"
+    capsys.readouterr()
+
+
 def test_counting_tokens_writes_nothing_and_counts_as_tiktoken_does(tmp_path):
     # tiktoken.get_encoding copies its data file into $TMPDIR/data-gym-cache, which every user would share.
     (tmp_path / "tmp").mkdir()

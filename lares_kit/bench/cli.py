@@ -5,7 +5,9 @@ Defaults: every suite in ``worlds/tasks/``, the agents ``intent-action`` and
 ``function-calling``, the model from ``--model`` / ``$LARES_MODEL`` /
 ``offline``, one seed, one thread. Episode records go to ``--runs DIR``
 (resumable: run the same command again to finish an interrupted run) or to
-a new ``runs/bench-<time>`` folder.
+a new ``bench-<time>`` folder among the user's run records
+(:func:`lares_kit.paths.user_dir`: ``~/.local/share/lares_kit/runs``, or
+``$LARES_DATA/runs``), never into the current folder or the repository.
 
 A slice: ``--tasks PATTERN`` keeps tasks whose id or category matches
 (shell-style, repeatable) and ``--limit N`` keeps N of them spread over the
@@ -15,9 +17,9 @@ slow, so it runs a 20-task slice unless ``--limit`` says otherwise
 
 ``--record DIR`` keeps every request and reply in DIR and ``--model
 replay:DIR`` runs the models recorded there from the recording, with no key
-(:mod:`lares_kit.models.replay`); both run the episodes in threads, sharing
-one client per model -- so a recorded chaos model breaks its replies in the
-order of the whole run, not per episode as an unrecorded bench does.
+(:mod:`lares_kit.models.replay`); both run the episodes in threads. A
+recorded chaos model gets a chaos client per episode, seeded by the episode
+as in an unrecorded bench, all writing into the one recording.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ import fnmatch
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from ..atomic import write_json_atomic
 from ..errors import LaresError
+from ..paths import user_dir
 from .ha_dataset import load_ha_dataset
 from .report import format_table, plot
 from .runner import DEFAULT_AGENTS, run_bench
 from .tasks import Task, load_tasks, task_home
+from .workers import worker_client
 
 __all__ = ["LOCAL_SLICE", "cli_bench", "select_tasks"]
 
@@ -72,6 +77,21 @@ def select_tasks(tasks: list[Task], patterns: list[str] | None = None, limit: in
     for rank in range(max(len(v) for v in by_category.values())):
         chosen += [v[rank] for v in by_category.values() if rank < len(v)]
     return [tasks[i] for i in sorted(chosen[:limit])]
+
+
+def _per_episode(clients: dict[str, Any]) -> dict[str, Any]:
+    # A chaos model breaks replies by a seed per episode (workers.worker_client); recorded, it still must, so its
+    # entry becomes a function that wraps each episode's own chaos client in the same recorder.
+    from ..models.chaos import parse_chaos_name
+    from ..models.replay import record_client
+
+    given = dict(clients)
+    for name, client in clients.items():
+        recorder = getattr(getattr(client._client, "_transport", None), "recorder", None)
+        if recorder is not None and parse_chaos_name(name) is not None:
+            given[name] = lambda model, task, seed, trial, recorder=recorder: record_client(
+                worker_client(model, task, seed, trial), recorder, model)
+    return given
 
 
 def cli_bench(args: argparse.Namespace) -> int:
@@ -121,8 +141,8 @@ def cli_bench(args: argparse.Namespace) -> int:
     tasks = select_tasks(tasks, getattr(args, "tasks", None), limit)
     if not tasks:
         raise LaresError("no task matches --tasks " + " ".join(args.tasks or []))
-    runs = Path(args.runs) if args.runs else Path("runs") / time.strftime("bench-%Y%m%d-%H%M%S")
-    bench = run_bench(tasks, agents=agents, models=wanted, clients=clients or None, seeds=args.seeds,
+    runs = Path(args.runs) if args.runs else user_dir("runs") / time.strftime("bench-%Y%m%d-%H%M%S")
+    bench = run_bench(tasks, agents=agents, models=wanted, clients=_per_episode(clients) or None, seeds=args.seeds,
                       concurrency=args.concurrency, runs=runs, tool_set=getattr(args, "tools", None) or "lares",
                       trials=trials, temperature=temperature, executor=getattr(args, "executor", None),
                       scheduler=getattr(args, "scheduler", None),
