@@ -77,8 +77,9 @@ solutions: $(STAMP)  ## teachers: exercises/solutions/*.ipynb, the exercises wit
 	$(BIN)/python scripts/build_solutions.py
 
 .PHONY: course
-course: $(STAMP)  ## teachers: course/, an nbgrader course made from exercises/ (see docs/teaching.md)
-	$(BIN)/lares course build course
+COURSE ?= course
+course: $(STAMP)  ## teachers: course/ (or COURSE=DIR), an nbgrader course made from exercises/ (docs/teaching.md)
+	$(BIN)/lares course build $(COURSE)
 
 # The optional real small models (lares_kit.models.local): builds llama-cpp-python from
 # source (about 4 minutes on 2 cores). `make test` then also runs the tests marked `local`;

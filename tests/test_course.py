@@ -110,6 +110,16 @@ def test_build_course_keeps_the_teachers_config_and_names_unknown_exercises(tmp_
         build_course(tmp_path, exercises=tmp_path, names=["01"])
 
 
+def test_make_course_builds_every_exercise(tmp_path):
+    if not shutil.which("make") or not (ROOT / ".venv" / "bin" / "lares").exists():
+        pytest.skip("make course runs the .venv that make installs; this run uses another environment")
+    out = subprocess.run(["make", "-s", "course", f"COURSE={tmp_path / 'course'}"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    built = sorted(p.parent.name for p in (tmp_path / "course" / "source").glob("*/*.ipynb"))
+    assert built == sorted(EXERCISES) and f"{len(EXERCISES)} assignments" in out.stdout
+
+
 def test_lares_course_build_command(tmp_path):
     out = subprocess.run([str(BIN / "lares"), "course", "build", str(tmp_path / "c"), "--only", "07"],
                          capture_output=True, text=True, timeout=120)
