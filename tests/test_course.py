@@ -163,6 +163,11 @@ def test_the_students_answers_score_as_the_term_expects_in_process(name):
         assert problem.verdict(namespace).passed == bool(expected[problem.name]), problem.verdict(namespace)
 
 
+# The term runs nbgrader on one exercise (every command starts a process: about 2.5 s each); the other's answers
+# are graded in process above, by the same checks.
+TERM = ["01_shortest_route"]
+
+
 def _fill(notebook: Path, answers: dict[str, str | None]) -> None:
     nb = nbformat.read(notebook, as_version=4)
     for cell in nb.cells:
@@ -177,7 +182,7 @@ def test_a_term_with_nbgrader_release_submit_autograde_feedback(tmp_path):
     course, exchange = tmp_path / "course", tmp_path / "exchange"
     exchange.mkdir(mode=0o777)
     exchange.chmod(0o777)
-    build_course(course, names=list(WRONG))
+    build_course(course, names=list(TERM))
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(tmp_path),
            "LARES_PROGRESS": "0", "TQDM_DISABLE": "1"}
     env.pop("LARES_MODEL", None)
@@ -189,8 +194,8 @@ def test_a_term_with_nbgrader_release_submit_autograde_feedback(tmp_path):
         return done.stdout + done.stderr
 
     solutions = {name: solution_sections(ROOT / "lares_kit" / "learn" / "solutions" / f"ex{name[:2]}.py")
-                 for name in WRONG}
-    for name in WRONG:
+                 for name in TERM}
+    for name in TERM:
         nb("generate_assignment", name)
         nb("release_assignment", name)
         for student, answers in (("ada", solutions[name]), ("grace", WRONG[name][0])):
@@ -209,7 +214,8 @@ def test_a_term_with_nbgrader_release_submit_autograde_feedback(tmp_path):
 
     scores = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        for name, (_, expected) in WRONG.items():
+        for name in TERM:
+            expected = WRONG[name][1]
             full = gradebook.find_submission(name, "ada")
             assert (full.score, full.max_score) == (3, 3), f"{name}: the reference solutions lost points"
             partial = gradebook.find_submission(name, "grace")
