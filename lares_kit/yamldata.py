@@ -44,6 +44,11 @@ YamlLoader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 YamlLoader.add_implicit_resolver(_TAG + "bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+# YAML 1.2's floats: an exponent needs no dot and no sign (1e-06, 2E5, 1.5e3), as JSON writes them. PyYAML's
+# YAML 1.1 rule read these as text. Consulted after the int rule, so 123 stays a whole number.
+YamlLoader.add_implicit_resolver(
+    _TAG + "float", re.compile(r"^[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?$"),
+    list("-+0123456789."))
 
 # What each scalar tag is, for "x is not <kind>" sentences; other tags are refused.
 SCALAR_KINDS = {_TAG + "null": "null", _TAG + "bool": "true or false", _TAG + "int": "a whole number",
