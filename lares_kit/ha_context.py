@@ -121,9 +121,9 @@ def yaml_list(entries: list[dict[str, Any]]) -> str:
           domain: light
           state: 'off'
     """
-    import yaml  # here: `import lares_kit` loads no YAML library
+    from .yamldata import dump_yaml  # here: `import lares_kit` loads no YAML library
 
-    return yaml.safe_dump(entries, sort_keys=False, allow_unicode=True)
+    return dump_yaml(entries)
 
 
 def _names(d: Device) -> str:

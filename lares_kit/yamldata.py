@@ -28,7 +28,7 @@ import yaml
 from .datalimits import INT_RANGE, MAX_DEPTH, MAX_TEXT, MAX_VALUES, Error, key_path, warn_duplicates
 from .errors import brief, clip
 
-__all__ = ["SCALAR_KINDS", "YamlLoader", "read_yaml_data"]
+__all__ = ["SCALAR_KINDS", "YamlDumper", "YamlLoader", "dump_yaml", "read_yaml_data"]
 
 # libyaml's parser when PyYAML has it: it reads a 5,000-device world file about ten times faster.
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -49,6 +49,39 @@ YamlLoader.add_implicit_resolver(_TAG + "bool", re.compile(r"^(?:true|True|TRUE|
 YamlLoader.add_implicit_resolver(
     _TAG + "float", re.compile(r"^[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?$"),
     list("-+0123456789."))
+
+
+class YamlDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """PyYAML's safe writer, quoting text that either reader would take for something else.
+
+    PyYAML's own writer follows YAML 1.1 and leaves ``1e5`` or ``0E0`` unquoted, which
+    :class:`YamlLoader` reads back as numbers. This writer quotes them too, and still quotes what
+    YAML 1.1 reads as true/false (``yes``, ``off``), so the file means the same in other tools.
+    """
+
+
+YamlDumper.yaml_implicit_resolvers = {first: list(resolvers)
+                                      for first, resolvers in yaml.SafeDumper.yaml_implicit_resolvers.items()}
+for _first, _resolvers in YamlLoader.yaml_implicit_resolvers.items():
+    YamlDumper.yaml_implicit_resolvers.setdefault(_first, []).extend(
+        r for r in _resolvers if r not in YamlDumper.yaml_implicit_resolvers[_first])
+
+
+def dump_yaml(data: Any, **options: Any) -> str:
+    """``data`` as YAML text that :func:`read_yaml_data` reads back as the same data.
+
+    Args:
+        data: Plain data: dicts, lists, text, numbers, true/false, null.
+        **options: PyYAML's ``dump`` options; keys keep their order and text its letters unless told.
+
+    Examples:
+        >>> print(dump_yaml({"name": "1e5", "level": 1e-06, "say": "yes"}), end="")
+        name: '1e5'
+        level: 1.0e-06
+        say: 'yes'
+    """
+    options = {"sort_keys": False, "allow_unicode": True, **options}
+    return yaml.dump(data, Dumper=YamlDumper, **options)
 
 # What each scalar tag is, for "x is not <kind>" sentences; other tags are refused.
 SCALAR_KINDS = {_TAG + "null": "null", _TAG + "bool": "true or false", _TAG + "int": "a whole number",

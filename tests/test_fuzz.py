@@ -207,13 +207,13 @@ plain_values = st.recursive(
 @given(value=plain_values)
 @example(value=1e-06)  # json.dumps writes "1e-06": YAML 1.1 read it as text (found by this test in CI)
 @example(value={"x": 2e+20})
+@example(value={"0E0": "1e5", "on": "yes"})  # text PyYAML's writer leaves unquoted (found by this test in CI)
 def test_plain_data_reads_back_as_written_in_json_and_in_yaml(value):
-    import yaml
-
     from lares_kit.datafiles import parse_data
+    from lares_kit.yamldata import dump_yaml
 
     assert parse_data(json.dumps(value)) == value
-    assert parse_data(yaml.safe_dump(value)) == value
+    assert parse_data(dump_yaml(value)) == value
 
 
 SUITE = {"world": "lares-home", "tasks": [{

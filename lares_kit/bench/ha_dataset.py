@@ -275,20 +275,18 @@ def import_ha(path: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]
         >>> [p.parent.name for p in written][-1], written[-1].name
         ('tasks', 'lares-mini.yaml')
     """
-    import yaml
-
     from ..atomic import write_atomic
+    from ..yamldata import dump_yaml
 
     name, _, datas, tasks = _read(Path(path))
     if not tasks:
         raise HADatasetError(str(path), "", "no task file here holds a test with sentences; nothing to import")
     out = Path(out_dir)
-    written = [write_atomic(out / f"{world_id}.yaml", yaml.safe_dump(data, sort_keys=False, allow_unicode=True,
-                                                                     width=110)) for world_id, data in datas.items()]
+    written = [write_atomic(out / f"{world_id}.yaml", dump_yaml(data, width=110)) for world_id, data in datas.items()]
     suite = {"suite": slug(name), "description": f"Home Assistant's {name}, imported by lares_kit ({len(tasks)} "
              "sentences; judged by Home Assistant's state diff and response words)",
              "tasks": [_suite_entry(t, f"../{t.world}.yaml") for t in tasks]}
     written.append(write_atomic(out / "tasks" / f"{slug(name)}.yaml",
-                                yaml.safe_dump(suite, sort_keys=False, allow_unicode=True, width=110)))
+                                dump_yaml(suite, width=110)))
     load_suite(written[-1])  # what was written loads, or the TaskError says why
     return written
