@@ -6,7 +6,8 @@ device a world file can hold -- a thermostat, a lock, blinds, a TV -- from
 the device's attribute specs (:func:`lares_kit.devices.attributes_of`), so a
 wrong setting or value is answered with what the device does accept.
 :data:`lares_kit.tools.DEVICE_TOOLS` is these two; a Toolbox adds them when
-a home has more than lights. Device APIs read from documents (SAGE) are
+a home has more than lights, and :func:`add_to_list` when it has a to-do or
+shopping list (Home Assistant's ``todo`` entities). Device APIs read from documents (SAGE) are
 :mod:`lares_kit.device_api`.
 """
 
@@ -17,10 +18,10 @@ from typing import Any, Callable
 from .devices import Attribute, attributes_of, check_value
 from .errors import ToolError, choices, did_you_mean
 from .home import Home
-from .schema import DeviceId
+from .schema import DeviceId, ListId
 from .wording import agree, in_sentence, is_plural, with_article
 
-__all__ = ["DEVICE_TOOLS", "read_device", "set_device"]
+__all__ = ["DEVICE_TOOLS", "add_to_list", "device_tools_for", "read_device", "set_device"]
 
 
 def _device(home: Home, device_id: str):
@@ -107,6 +108,40 @@ def read_device(home: Home, device_id: DeviceId) -> str:
             f"Settings: {'; '.join(settable) or 'none, it only reports readings'}.{note}")
 
 
+def add_to_list(home: Home, list_id: ListId, item: str) -> str:
+    """Add an item to a to-do or shopping list.
+
+    Args:
+        home: The home the list is in; supplied by the toolkit, never shown to the model.
+        list_id: ID of the list, e.g. "shopping-list".
+        item: The item to add, in the user's words, e.g. "oat milk".
+
+    Examples:
+        >>> from lares_kit.worlds import parse_world
+        >>> home = parse_world({"id": "flat", "rooms": [{"id": "kitchen"}], "robot": {"id": "robot", "room": "kitchen"},
+        ...     "devices": [{"id": "shopping-list", "name": "Shopping list", "type": "todo", "room": "kitchen",
+        ...                  "state": {"items": []}}]})
+        >>> add_to_list(home, "shopping-list", "oat milk")
+        "Added 'oat milk' to the shopping list in the Kitchen (shopping-list); it has 1 item to do."
+        >>> home.devices["shopping-list"].state["items"]
+        [{'summary': 'oat milk', 'status': 'needs_action'}]
+    """
+    dev = _device(home, list_id)
+    where = f"the {in_sentence(dev.name)} in the {home.room_name(dev.room)} ({dev.id})"
+    if dev.type != "todo":
+        lists = [d.id for d in home.devices.values() if d.type == "todo" and d.exposed]
+        raise ToolError(f"{where[0].upper()}{where[1:]} is not a list. {choices('Lists', list_id, lists)}")
+    what = str(item).strip()
+    if not what:
+        raise ToolError("The item is empty: say what to add, e.g. \"milk\".")
+    items = [dict(i) if isinstance(i, dict) else i for i in dev.state.get("items") or []]
+    items.append({"summary": what, "status": "needs_action"})
+    home.update_device(dev.id, {"items": items})
+    to_do = sum(1 for i in items if not isinstance(i, dict) or i.get("status") != "completed")
+    to_do += int(dev.state.get("unlisted") or 0)
+    return f"Added {what!r} to {where}; it has {to_do} item{'s' if to_do != 1 else ''} to do."
+
+
 # A true/false setting in words, (when true, when false); others read "muted" / "not muted".
 _FLAG_WORDS = {"on": ("on", "off"), "open": ("open", "closed"), "locked": ("locked", "unlocked"),
                "armed": ("armed", "disarmed")}
@@ -127,3 +162,13 @@ def _value_text(value: Any, spec: Attribute | None = None) -> str:
 
 
 DEVICE_TOOLS: list[Callable[..., str]] = [set_device, read_device]
+
+
+def device_tools_for(home: Home) -> list[Callable[..., str]]:
+    """The device tools for a home: :data:`DEVICE_TOOLS`, and :func:`add_to_list` when it has a list to add to.
+
+    Args:
+        home: The home whose exposed devices decide.
+    """
+    lists = any(d.type == "todo" and d.exposed for d in home.devices.values())
+    return [*DEVICE_TOOLS, add_to_list] if lists else list(DEVICE_TOOLS)

@@ -209,14 +209,17 @@ def to_ha(device_type: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]
         if domain == "light" and state.get("on") and state.get("color"):
             attrs["rgb_color"] = _rgb(state["color"])
         if domain == "fan" and "percentage" in state:
-            attrs["percentage"] = state["percentage"]
+            # HA: a fan with speeds is on exactly when its percentage is above 0; switched on with no speed set,
+            # it runs at full speed. lares_kit keeps the speed setting while the fan is off, as a dial does.
+            attrs["percentage"] = (state["percentage"] or 100) if state.get("on") else 0
         elif domain == "fan" and "speed" in state:
             attrs["percentage"] = int(round(float(state["speed"]) * 100 / 3))
         return text, attrs
     if domain == "cover":
+        kind = {"device_class": state["device_class"]} if state.get("device_class") else {}  # curtain, garage...
         if "position" in state:
-            return _open(float(state["position"]) > 0), {"current_position": state["position"]}
-        return _open(state.get("open")), {}
+            return _open(float(state["position"]) > 0), {"current_position": state["position"], **kind}
+        return _open(state.get("open")), kind
     if domain == "valve":
         if "position" in state:
             return _open(float(state["position"]) > 0), {"current_position": state["position"]}
@@ -243,6 +246,8 @@ def to_ha(device_type: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]
             attrs["volume_level"] = round(float(state["volume"]) / 100, 2)
         if "muted" in state:
             attrs["is_volume_muted"] = bool(state["muted"])
+        if "track" in state:
+            attrs["media_track"] = state["track"]
         return text, attrs
     if domain == "vacuum":
         return str(state.get("status", "docked")), {}
@@ -302,7 +307,9 @@ def from_ha(domain: str, state: str, attributes: dict[str, Any] | None = None) -
 
     Examples:
         >>> from_ha("cover", "closed", {"current_position": 0, "device_class": "blind"})
-        ('cover', {'position': 0})
+        ('cover', {'position': 0, 'device_class': 'blind'})
+        >>> from_ha("cover", "open", {"current_position": 0})  # opened over an old position: all the way
+        ('cover', {'position': 100})
         >>> from_ha("climate", "heat", {"temperature": 21, "current_temperature": 19})
         ('thermostat', {'mode': 'heat', 'target': 21, 'temperature': 19})
         >>> from_ha("media_player", "paused", {"volume_level": 0.3})
@@ -326,8 +333,14 @@ def from_ha(domain: str, state: str, attributes: dict[str, Any] | None = None) -
     elif domain in ("cover", "valve"):
         if attrs.get("current_position") is not None:
             out["position"] = _number(attrs["current_position"])
+            # "open" at 0, or "closed" above it: a new state over an old position (HA's harness merges a change's
+            # attributes into the old ones). HA derives the state from the position, so the state is the news.
+            if text == "open" and out["position"] == 0 or text == "closed" and out["position"] != 0:
+                out["position"] = 100 if text == "open" else 0
         else:
             out["open"] = text in ("open", "opening")
+        if domain == "cover" and attrs.get("device_class") and attrs["device_class"] != device_class_of(kind):
+            out["device_class"] = str(attrs["device_class"])  # "the curtains", "the garage door": what it is
     elif domain == "lock":
         out["locked"] = text in ("locked", "locking", "jammed")
     elif domain == "climate":
@@ -344,6 +357,8 @@ def from_ha(domain: str, state: str, attributes: dict[str, Any] | None = None) -
             out["volume"] = int(round(float(attrs["volume_level"]) * 100))
         if attrs.get("is_volume_muted") is not None:
             out["muted"] = bool(attrs["is_volume_muted"])
+        if isinstance(attrs.get("media_track"), int) and not isinstance(attrs["media_track"], bool):
+            out["track"] = attrs["media_track"]
     elif domain == "vacuum":
         out["status"] = text if text in _VACUUM else "idle"
     elif domain == "todo":

@@ -140,9 +140,11 @@ def _next(home: Home, d: Device, args: dict[str, Any]) -> dict[str, Any]:
     return {"track": track + 1}
 
 
-def _vacuum(home: Home, d: Device, args: dict[str, Any]) -> dict[str, Any]:
-    _needs(home, d, ("vacuum",), "status", "HassVacuumStart")
-    return {"status": "cleaning"}
+def _vacuum(start: bool) -> Callable[[Home, Device, dict[str, Any]], dict[str, Any]]:
+    def update(home: Home, d: Device, args: dict[str, Any]) -> dict[str, Any]:
+        _needs(home, d, ("vacuum",), "status", "HassVacuumStart" if start else "HassVacuumReturnToBase")
+        return {"status": "cleaning" if start else "returning"}
+    return update
 
 
 def _percent(value: Any, what: str) -> int:
@@ -162,7 +164,8 @@ INTENTS: dict[str, tuple[Callable[[Home, Device, dict[str, Any]], dict[str, Any]
     "HassMediaPause": (_playing(False, "HassMediaPause"), "Paused", ("media_player",)),
     "HassMediaUnpause": (_playing(True, "HassMediaUnpause"), "Resumed", ("media_player",)),
     "HassMediaNext": (_next, "Skipped to the next track on", ("media_player",)),
-    "HassVacuumStart": (_vacuum, "Started", ("vacuum",)),
+    "HassVacuumStart": (_vacuum(True), "Started", ("vacuum",)),
+    "HassVacuumReturnToBase": (_vacuum(False), "Sent {} back to its dock", ("vacuum",)),
 }
 # The verbs a state change has in words (HassTurnOn on a lock locks it)
 _VERBS = {("locked", True): "Locked", ("locked", False): "Unlocked", ("armed", True): "Armed",

@@ -42,7 +42,8 @@ from .home import Home
 
 __all__ = ["HA_API_PROMPT", "HA_TOOLS", "HA_TOOL_NAMES", "ha_tools_for", "HassTurnOn", "HassTurnOff", "HassLightSet",
            "HassSetPosition", "HassClimateSetTemperature", "HassMediaPause", "HassMediaUnpause", "HassMediaNext",
-           "HassSetVolume", "HassVacuumStart", "HassListAddItem", "GetDateTime", "GetLiveContext"]
+           "HassSetVolume", "HassVacuumStart", "HassVacuumReturnToBase", "HassListAddItem", "GetDateTime",
+           "GetLiveContext"]
 
 HA_API_PROMPT = (
     "When controlling Home Assistant always call the intent tools. Use HassTurnOn to lock and HassTurnOff to "
@@ -216,6 +217,17 @@ def HassVacuumStart(home: Home, name: str | None = None, area: str | None = None
     return _act(home, "HassVacuumStart", dict(name=name, area=area))
 
 
+def HassVacuumReturnToBase(home: Home, name: str | None = None, area: str | None = None) -> str:
+    """Sends a vacuum cleaner back to its dock.
+
+    Args:
+        home: The home the tool acts in; supplied by the toolkit, never shown to the model.
+        name: The vacuum's name, as the static context lists it.
+        area: The area the vacuum is in.
+    """
+    return _act(home, "HassVacuumReturnToBase", dict(name=name, area=area))
+
+
 def HassListAddItem(home: Home, item: str, name: str) -> str:
     """Adds an item to a to-do or shopping list.
 
@@ -270,7 +282,8 @@ def GetLiveContext(home: Home, name: str | None = None, area: str | None = None,
 
 HA_TOOLS: list[Callable[..., str]] = [HassTurnOn, HassTurnOff, HassLightSet, HassSetPosition,
                                       HassClimateSetTemperature, HassSetVolume, HassMediaPause, HassMediaUnpause,
-                                      HassMediaNext, HassVacuumStart, HassListAddItem, GetDateTime, GetLiveContext]
+                                      HassMediaNext, HassVacuumStart, HassVacuumReturnToBase, HassListAddItem,
+                                      GetDateTime, GetLiveContext]
 HA_TOOL_NAMES = frozenset(fn.__name__ for fn in HA_TOOLS)
 for _fn in HA_TOOLS:
     _fn.json_errors = True  # type: ignore[attr-defined]  # the Toolbox answers a mistake as {"success": false, ...}
@@ -282,6 +295,7 @@ for _fn in HA_TOOLS:
 _NEEDS = {"HassLightSet": ("light",), "HassSetPosition": ("cover", "valve"), "HassClimateSetTemperature": ("climate",),
           "HassSetVolume": ("media_player",), "HassMediaPause": ("media_player",),
           "HassMediaUnpause": ("media_player",), "HassMediaNext": ("media_player",), "HassVacuumStart": ("vacuum",),
+          "HassVacuumReturnToBase": ("vacuum",),
           "HassListAddItem": ("todo",)}
 
 

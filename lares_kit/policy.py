@@ -256,6 +256,12 @@ def changes_of(home: Home, tool: str, args: dict[str, Any]) -> list[Change]:
             return []
         on = args.get("on") if tool == "set_light" else not dev.state.get("on")
         return [Change(dev.id, "light", dev.name.lower(), "on", on)]
+    if tool == "add_to_list":
+        dev = home.devices.get(str(args.get("list_id")))
+        if dev is None or dev.type != "todo" or not str(args.get("item") or "").strip():
+            return []
+        items = [*(dev.state.get("items") or []), {"summary": str(args["item"]).strip(), "status": "needs_action"}]
+        return [Change(dev.id, dev.type, dev.name.lower(), "items", items)]
     if tool == "execute_command":  # the SAGE device API: judged by every setting the command would set
         try:
             dev, update = command_update(home, str(args.get("device_id")), str(args.get("capability")),

@@ -21,15 +21,32 @@ import types
 import typing
 from typing import Any, Callable, Literal, NewType, Union
 
-__all__ = ["parse_arguments", "RoomId", "LightId", "DeviceId", "ToolName", "INJECTED", "SchemaError",
-           "tool_schema", "short_schema", "parse_docstring", "check_arguments"]
+__all__ = ["parse_arguments", "RoomId", "LightId", "DeviceId", "ListId", "ToolName", "ID_TYPES", "id_enums", "INJECTED",
+           "SchemaError", "tool_schema", "short_schema", "parse_docstring", "check_arguments"]
 
 # Id types: plain strings to Python, enums of valid ids in the schema when the
 # caller knows them (a Toolbox passes the home's rooms, lights, devices).
 RoomId = NewType("RoomId", str)
 LightId = NewType("LightId", str)
 DeviceId = NewType("DeviceId", str)
+ListId = NewType("ListId", str)  # a to-do or shopping list's device id
 ToolName = NewType("ToolName", str)
+ID_TYPES = (DeviceId, LightId, ListId)  # the id types that name a device
+
+
+def id_enums(home: Any, tool_names: list[str], ids: bool = True) -> dict[Any, list[str]]:
+    """Each id type's valid values in a home, for the enums of its tools' schemas (devices: only exposed ones).
+
+    Args:
+        home: The home (a :class:`lares_kit.home.Home`): its rooms and devices.
+        tool_names: The names of the tools offered, the values of :data:`ToolName`.
+        ids: False: only the tool names (a home too big to list its ids).
+    """
+    if not ids:
+        return {ToolName: tool_names}
+    shown = [d for d in home.devices.values() if d.exposed]
+    return {RoomId: list(home.graph.nodes), LightId: [d.id for d in shown if d.type == "light"],
+            DeviceId: [d.id for d in shown], ListId: [d.id for d in shown if d.type == "todo"], ToolName: tool_names}
 
 INJECTED = ("home", "user", "memory", "monitor", "source")
 

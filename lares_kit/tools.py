@@ -42,11 +42,11 @@ from typing import Any, Callable
 # the device tools are their own module; they are part of this one's toolset (re-exported here)
 from .confirmation import question_in
 from .contract import answer_in, answered, is_refusal, too_dark
-from .device_tools import DEVICE_TOOLS, read_device, set_device
+from .device_tools import DEVICE_TOOLS, device_tools_for, read_device, set_device
 from .errors import StopRun, ToolError, choices, did_you_mean
 from .home import Home
 from .safety import SafetyGate
-from .schema import DeviceId, LightId, RoomId, ToolName, check_arguments, parse_arguments, short_schema, tool_schema
+from .schema import ID_TYPES, LightId, RoomId, check_arguments, id_enums, parse_arguments, short_schema, tool_schema
 from .users import NoAnswer, NoUser, User
 from .wording import agree, in_sentence, with_article
 
@@ -270,7 +270,7 @@ LARES_TOOLS: list[Callable[..., str]] = [toggle_light, set_light, move_robot, lo
 
 
 def default_tools(home: Home) -> list[Callable[..., str]]:
-    """The Lares tools, plus the device tools when the home has more than lights.
+    """The Lares tools, plus the device tools when the home has more than on/off lights (``set_light`` only switches).
 
     Args:
         home: The home the tools will act in.
@@ -280,8 +280,8 @@ def default_tools(home: Home) -> list[Callable[..., str]]:
         >>> [fn.__name__ for fn in default_tools(load_world("townhouse"))]
         ['toggle_light', 'set_light', 'move_robot', 'look_with_robot', 'set_device', 'read_device', 'ask_user', 'halt']
     """
-    if any(d.type != "light" and d.exposed for d in home.devices.values()):
-        return [*LARES_TOOLS[:4], *DEVICE_TOOLS, *LARES_TOOLS[4:]]
+    if any((d.type != "light" or set(d.state) - {"on"}) and d.exposed for d in home.devices.values()):
+        return [*LARES_TOOLS[:4], *device_tools_for(home), *LARES_TOOLS[4:]]
     return list(LARES_TOOLS)
 STOP_TOOLS = frozenset({"halt"})
 
@@ -358,10 +358,7 @@ class Toolbox:
         return [fn.__name__ for fn in self.tools]
 
     def enums(self) -> dict[Any, list[str]]:
-        if not self.id_enums:
-            return {ToolName: self.names}
-        return {RoomId: list(self.home.graph.nodes), LightId: [d.id for d in self.home.lights() if d.exposed],
-                DeviceId: [d for d, dev in self.home.devices.items() if dev.exposed], ToolName: self.names}
+        return id_enums(self.home, self.names, self.id_enums)
 
     def schemas(self, names: list[str] | None = None) -> list[dict[str, Any]]:
         """The OpenAI ``tools`` list, for all tools or only ``names``.
@@ -438,12 +435,11 @@ class Toolbox:
 
     def _hidden(self, fn: Callable[..., str], args: dict[str, Any]) -> bool:
         hints = typing.get_type_hints(fn)  # True: the call names, by id, a device not exposed to the assistant
-        return any(hints.get(k) in (DeviceId, LightId) and not getattr(self.home.devices.get(str(v)), "exposed", True)
+        return any(hints.get(k) in ID_TYPES and not getattr(self.home.devices.get(str(v)), "exposed", True)
                    for k, v in args.items())
 
     def _remember(self, key: str, version_before: int) -> None:
-        # Only a call that changed nothing can be a dead loop when repeated.
+        # Only a call that changed nothing can be a dead loop when repeated; one that changed something is forgotten.
+        self._calls.pop(key, None)
         if self.home.version == version_before:
             self._calls[key] = version_before
-        else:
-            self._calls.pop(key, None)

@@ -128,6 +128,13 @@ def ha_attributes(domain: str, state: Any, attributes: dict[str, Any],
     return state_text(domain, state), attrs
 
 
+def _features(attributes: dict[str, Any], feature: str) -> bool:
+    # Does a fixture's supported_features name the feature ("fan.FanEntityFeature.SET_SPEED", or "set_speed")?
+    named = attributes.get("supported_features")
+    named = named if isinstance(named, list) else [named]
+    return any(isinstance(f, str) and f.rsplit(".", 1)[-1].upper() == feature for f in named)
+
+
 def _number(value: Any) -> float | None:
     try:
         return float(value)
@@ -242,6 +249,8 @@ model the Home Assistant domain 'camera'; it models ...
         domain = eid.split(".", 1)[0]
         raw = dict(v.mapping(ent.get("attributes") or {}, f"{key}.attributes"))
         state, attrs = ha_attributes(domain, ent.get("state"), raw)
+        if domain == "fan" and "percentage" not in attrs and _features(raw, "SET_SPEED"):
+            attrs["percentage"] = 100 if state == "on" else 0  # a fan with speeds reports one (0 when off)
         try:
             kind, lares_state = from_ha(domain, state, attrs)
         except ValueError as exc:
@@ -252,6 +261,8 @@ model the Home Assistant domain 'camera'; it models ...
                  "entity_id": eid}
         homeless |= area is None
         caps = _capabilities(domain, lares_state, attrs)
+        if domain == "media_player" and ("track" in lares_state or _features(raw, "NEXT_TRACK")):
+            caps["track"] = {"kind": "number", "low": 0, "high": 100000}  # HA's media_track: skipping adds one
         if domain == "light":  # HA's datasets set a colour on any light (their synthetic home's lights take one)
             caps["color"] = {"kind": "choice", "choices": list(COLORS)}
             lares_state.setdefault("color", "white")

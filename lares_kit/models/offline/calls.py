@@ -18,11 +18,12 @@ from .reading import norm
 __all__ = ["CARRIERS", "CONTRACT_TOOLS", "default", "fake_tools", "fit", "props", "render"]
 
 CONTRACT_TOOLS = {"togglelight", "setlight", "moverobot", "lookwithrobot", "setdevice", "readdevice", "askuser",
-                  "halt", "recall", "rememberpreference"}
+                  "halt", "recall", "rememberpreference", "addtolist"}
 # intention action -> the tools that can carry it, best first
 CARRIERS = {"light": ("setlight", "togglelight", "setdevice"), "device": ("setdevice",), "move": ("moverobot",),
             "look": ("lookwithrobot",), "ask": ("askuser",), "halt": ("halt",), "read": ("readdevice",),
-            "recall": ("recall",), "remember": ("rememberpreference",), "live": ("getlivecontext",)}
+            "recall": ("recall",), "remember": ("rememberpreference",), "live": ("getlivecontext",),
+            "list": ("addtolist",)}
 
 
 def props(tool: dict[str, Any]) -> dict[str, Any]:

@@ -104,6 +104,8 @@ def read_static_context(text: str) -> tuple[dict[str, Room], dict[str, Dev], dic
         base = object_id(names[0])
         dev_id = base if counts[base] == 1 else f"{base}@{room}"
         domain = str(e.get("domain", ""))
+        if dev_id in devices:  # one device's entities share its name: the lock and its sensor, "Smart Lock"
+            dev_id = f"{dev_id}:{domain}"
         devices[dev_id] = Dev(dev_id, names[0], HA_DOMAINS.get(domain, domain), room, names[1:], {})
     return rooms, devices, {number: [name] for name, number in floors.items()}
 
@@ -154,6 +156,8 @@ def _setting(intent: str, call: Call, dev: Dev) -> tuple[str, Any] | None:
             return attribute, value
     if intent == "hasslistadditem" and call.arg("item"):
         return "items", {"add": str(call.arg("item"))}
+    if intent == "hassmedianext" and isinstance(dev.state.get("track"), int):
+        return "track", dev.state["track"] + 1  # the track it was on, as the live context said, and one more
     return None
 
 
@@ -250,6 +254,8 @@ def ha_intent(b: Beliefs, action: str, args: dict[str, Any]) -> tuple[str, dict[
         extra = {arg: value}
     elif attribute == "items" and isinstance(value, dict) and "add" in value:
         tool, extra = "HassListAddItem", {"item": value["add"]}
+    elif attribute == "track" and value == (dev.state.get("track") or 0) + 1:
+        tool, extra = "HassMediaNext", {}
     else:
         return None
     return tool, {**target, **extra}

@@ -27,6 +27,7 @@ from .contradiction import contradiction_step
 from .ha_reading import ha_intent
 from .hazards import recognise_hazard
 from .infeasible import recognise_infeasible
+from .lists import recognise_list
 from .live_context import live_context_step
 from .reading import Beliefs, norm
 from .remembering import memory_step, recognise_memory
@@ -42,7 +43,8 @@ STAND_IN = ("I am lares_kit's offline model: a rule-based teaching stand-in, not
 DEVICE_TOOLS = {"setlight", "togglelight", "setdevice"}
 # Home Assistant's intent tools that change a device (tool_set="ha"), normalised
 HA_TOOLS = {"hassturnon", "hassturnoff", "hasslightset", "hasssetposition", "hassclimatesettemperature",
-            "hasssetvolume", "hassmediapause", "hassmediaunpause", "hassvacuumstart", "hassvacuumreturntobase",
+            "hasssetvolume", "hassmediapause", "hassmediaunpause", "hassmedianext", "hassvacuumstart",
+            "hassvacuumreturntobase",
             "hasslistadditem"}
 
 
@@ -124,9 +126,15 @@ def _says(b: Beliefs, c: Change, now: bool) -> str:
     # "the light in the Kitchen is now on"; "the thermostat in the Hall already had target 21";
     # "the spotlights in the Kitchen are now on"
     what = describe(b, c.device)
+    if _adds(c):
+        return f"I added {c.value['add']!r} to {what}" if now else f"{what} already had {c.value['add']!r}"
     if c.attribute == "on" or isinstance(c.value, bool):
         return f"{what} {agree(what, 'is') + ' now' if now else agree(what, 'was') + ' already'} {_state_words(c)}"
     return f"{what} {'now ' + agree(what, 'has') if now else 'already had'} {_state_words(c)}"
+
+
+def _adds(c: Change) -> bool:
+    return c.attribute == "items" and isinstance(c.value, dict) and "add" in c.value  # an item for a list
 
 
 def _change_intention(b: Beliefs, c: Change, why: str) -> Intention:
@@ -134,6 +142,9 @@ def _change_intention(b: Beliefs, c: Change, why: str) -> Intention:
     if c.attribute == "on" and dev.type in ("light", ""):
         args = {"light_id": c.device, "on": bool(c.value)}
         return Intention("light", args, why, ha_intent(b, "light", args))
+    if _adds(c):  # add_to_list, or HassListAddItem
+        return Intention("list", {"list_id": c.device, "item": c.value["add"]}, why,
+                         ha_intent(b, "device", {"device_id": c.device, "attribute": "items", "value": c.value}))
     args = {"device_id": c.device, "attribute": c.attribute, "value": c.value}
     return Intention("device", args, why, ha_intent(b, "device", args))
 
@@ -146,13 +157,15 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "",
         if current is not None and _same(current, c.value):
             continue
         (failed if error else pending).append((c, error))
-    usable = [c for c, _ in pending if (c.attribute == "on" and can & DEVICE_TOOLS) or "setdevice" in can
-              or (can & HA_TOOLS and ha_intent(b, "device", {"device_id": c.device, "attribute": c.attribute,
-                                                                "value": c.value}) is not None)]
+    usable = [c for c, _ in pending if (c.attribute == "on" and can & DEVICE_TOOLS)
+              or ("addtolist" in can if c.attribute == "items" else "setdevice" in can)
+              or norm((ha_intent(b, "device", {"device_id": c.device, "attribute": c.attribute, "value": c.value})
+                       or ("",))[0]) in can & HA_TOOLS]  # Home Assistant's intent for it, if it is offered
     if usable:
         intentions = []
         for c in usable:
-            verb = f"switch {describe(b, c.device)} {_state_words(c)}" if c.attribute == "on" else \
+            verb = f"add {c.value['add']!r} to {describe(b, c.device)}" if _adds(c) else \
+                f"switch {describe(b, c.device)} {_state_words(c)}" if c.attribute == "on" else \
                 f"make {describe(b, c.device)} {_state_words(c)}" if isinstance(c.value, bool) else \
                 f"set the {c.attribute} of {describe(b, c.device)} to {c.value}"
             # "The user wants me to ..." alone; after a reason ("It is night, so ") the reason says why
@@ -307,9 +320,10 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
     if fetch is not None:
         return [Intention(*fetch)]
     # A request that would endanger someone is refused first (.hazards); then the instruction shapes of
-    # the smart-building paper (memory, comfort, several tasks,
+    # the smart-building paper (memory, comfort, list adds, several tasks,
     # contradictions, small talk), then the single commands, searches and questions of Lares.
-    goal = recognise_memory(b) or recognise_hazard(b) or recognise_comfort(b) or recognise_compound(b) or understand(b)
+    goal = recognise_memory(b) or recognise_hazard(b) or recognise_comfort(b) or recognise_list(b) \
+        or recognise_compound(b) or understand(b)
     if goal.kind == "unknown" or goal.kind == "question" and NOT_UNDERSTOOD in goal.message:
         # A clear request for what the home has no device or tool for ("make me a coffee", "could you call
         # the police?") is refused with the reason (.infeasible); "could not understand" is no refusal.

@@ -123,6 +123,7 @@ class Beliefs:
     language: str = "en"  # the home's language (the knowledge's "language"; English when it says none)
     floors: dict[int, list[str]] = field(default_factory=dict)  # floor number -> its name and aliases, when named
     place: str = ""  # the room the person speaks from: lares_kit.contract.room_in of a system message ("" unknown)
+    dialect: str = "lares"  # "ha" when the request is in Home Assistant's dialect (its static context)
 
     def lights_in(self, room: str) -> list[Dev]:
         return [d for d in self.devices.values() if d.room == room and d.type == "light"]

@@ -27,7 +27,8 @@ A recognized intent becomes a :class:`~.goals.Goal`:
 
 One device named where several fit ("turn on the light" in a home of lights)
 becomes a question; several fit a plural ("the lights") or "all": all of
-them. What hassil does not match -- searches with the robot, conditions,
+them, as do several of a kind in one room with Home Assistant's tools ("the
+light in the kitchen": HassTurnOn's area and domain). What hassil does not match -- searches with the robot, conditions,
 memory, several commands in one sentence, loose wordings ("pop the light
 on") -- returns None, and the rules decide. hassil and the intents are
 loaded on the first instruction, not by ``import lares_kit``.
@@ -52,8 +53,8 @@ __all__ = ["recognise_intent", "recognize", "switch_change"]
 _CLARIFYING = (WHICH_ONE, "Which room do you mean", "What temperature shall I set", "Sorry, I did not understand")
 # Intents that change something, and the intents that read.
 _SETTERS = {"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition", "HassClimateSetTemperature",
-            "HassSetVolume", "HassMediaPause", "HassMediaUnpause", "HassMediaPlayerMute", "HassMediaPlayerUnmute",
-            "HassFanSetSpeed", "HassVacuumStart", "HassVacuumReturnToBase", "HassListAddItem",
+            "HassSetVolume", "HassMediaPause", "HassMediaUnpause", "HassMediaNext", "HassMediaPlayerMute",
+            "HassMediaPlayerUnmute", "HassFanSetSpeed", "HassVacuumStart", "HassVacuumReturnToBase", "HassListAddItem",
             "HassShoppingListAddItem"}
 _READERS = {"HassGetState", "HassClimateGetTemperature"}
 # English words that make a target plural: "the lights", "all", "every"
@@ -189,9 +190,10 @@ def _targets(b: Beliefs, result: Any, names: dict[str, tuple[str, ...]]) -> list
     if (floor := _value(result, "floor")) is not None:
         pool = [d for d in pool if d.room in b.rooms and str(b.rooms[d.room].floor) == str(floor)]
     domain = _value(result, "domain")
-    if domain is not None and name is None:
+    if domain is not None:  # "lock the smart lock": its lock, not the sensor of the same name (if one is a lock)
         wanted = set(domain) if isinstance(domain, list) else {str(domain)}
-        pool = [d for d in pool if domain_of(d.type, d.state) in wanted]
+        of_domain = [d for d in pool if domain_of(d.type, d.state) in wanted]
+        pool = of_domain if name is None else of_domain or pool
     if (device_class := _value(result, "device_class")) is not None:
         pool = [d for d in pool if device_class in (device_class_of(d.type), d.state.get("device_class"))]
     return pool
@@ -219,6 +221,8 @@ def switch_change(dev: Dev, on: bool, domain: Any = None) -> Change | None:
         Change(device='d', attribute='locked', value=True)
     """
     state, kind = dev.state, dev.type
+    if kind in ("sensor", "binary_sensor"):
+        return None  # what a sensor shows is read, never set
     if domain in ("cover", "valve") and ("open" in state or "position" in state):
         return Change(dev.id, "position" if "position" in state else "open", (100 if on else 0) if "position" in state
                       else on)
@@ -245,10 +249,11 @@ def _number(value: Any) -> Any:
     return int(number) if number.is_integer() else number
 
 
-def _changes(intent: str, result: Any, devices: list[Dev]) -> list[Change] | None:
+def _changes(intent: str, result: Any, devices: list[Dev], b: Beliefs) -> list[Change] | None:
     """The settings an intent asks of these devices; None when one of them cannot do it."""
     changes: list[Change] = []
     for d in devices:
+        track = b.value_set(d.id, "track")  # the next track: one more than before this task's skip, once made
         keys = set(d.state) | set(TYPE_SETTINGS.get(d.type, ()))
         if intent in ("HassTurnOn", "HassTurnOff"):
             found = switch_change(d, intent == "HassTurnOn", _value(result, "domain"))
@@ -269,13 +274,16 @@ def _changes(intent: str, result: Any, devices: list[Dev]) -> list[Change] | Non
             found_list = [Change(d.id, "volume", _number(_value(result, "volume_level")))]
         elif intent in ("HassMediaPause", "HassMediaUnpause") and "playing" in keys:
             found_list = [Change(d.id, "playing", intent == "HassMediaUnpause")]
+        elif intent == "HassMediaNext" and isinstance(d.state.get("track"), int):
+            found_list = [Change(d.id, "track", track if track is not None else d.state["track"] + 1)]
         elif intent in ("HassMediaPlayerMute", "HassMediaPlayerUnmute") and "muted" in keys:
             found_list = [Change(d.id, "muted", intent == "HassMediaPlayerMute")]
         elif intent == "HassFanSetSpeed" and _value(result, "percentage") is not None and keys & {"percentage",
                                                                                                    "speed"}:
             pct = _number(_value(result, "percentage"))
-            found_list = [Change(d.id, "percentage", pct) if "percentage" in keys
-                          else Change(d.id, "speed", int(round(pct * 3 / 100)))]
+            speed = Change(d.id, "percentage", pct) if "percentage" in keys else \
+                Change(d.id, "speed", int(round(pct * 3 / 100)))
+            found_list = ([Change(d.id, "on", True)] if pct and d.state.get("on") is False else []) + [speed]
         elif intent in ("HassVacuumStart", "HassVacuumReturnToBase") and d.type == "vacuum":
             found_list = [Change(d.id, "status", "cleaning" if intent == "HassVacuumStart" else "returning")]
         elif intent in ("HassListAddItem", "HassShoppingListAddItem") and d.type == "todo" and _value(result, "item"):
@@ -329,14 +337,18 @@ def recognise_intent(b: Beliefs) -> Goal | None:
     if not devices:
         return Goal("refuse", message=error_reply(b, result)) if b.language != "en" else None
     plural = b.language != "en" or _PLURAL.search(words_of(b.instruction)) is not None
-    if len(devices) > 1 and not plural and _value(result, "name") is None and _value(result, "area") is None:
-        plural = _value(result, "domain") is not None and _value(result, "floor") is not None
+    if len(devices) > 1 and not plural and _value(result, "name") is None and _value(result, "domain") is not None:
+        # A kind on a floor: every one there. A kind in a room ("the light in the kitchen"): in Home Assistant's
+        # dialect every one there, as HassTurnOn with an area and a domain means; with Lares's tools, a question.
+        plural = _value(result, "floor") is not None or (b.dialect == "ha" and _value(result, "area") is not None)
     if not plural and (name := _value(result, "name")) is not None:
         # "the lamp": the floor lamp's alias, but three devices are lamps
         devices = _also_called(b, str(name), devices, _value(result, "area"))
+    if len(devices) > 1:  # "lock the smart lock": the lock, not its battery sensor of the same name
+        devices = [d for d in devices if _changes(intent, result, [d], b) is not None] or devices
     if len(devices) > 1 and not plural:
         return Goal("clarify", question=which_one(b, devices))
-    changes = _changes(intent, result, devices)
+    changes = _changes(intent, result, devices, b)
     if changes is None:
         return None  # a device that cannot do it: the rules name its settings, or what is missing
     return Goal("control", changes=changes, reply=intent_reply(b, result, devices))

@@ -5,7 +5,9 @@ prompt contract). :func:`read` is what every reply starts with: the request
 as :class:`~.reading.Beliefs`. A prompt with Home Assistant's static
 context (and its intent calls in the history) is read by
 :mod:`.ha_reading` into the same beliefs a Lares prompt gives, so the planner
-never needs to know which dialect it is in.
+never needs to know which dialect it is in. One reading follows the dialect: a place and a kind with
+no name ("the light in the kitchen", several there) is every one of them in Home Assistant's,
+as its intents mean it, and a question in Lares's (:mod:`.recognizer`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from ...contract import room_in
 from .ha_reading import STATIC_TAG, read_static_context, translate_calls
-from .reading import Beliefs, Call, apply_facts, read_request, text_of
+from .reading import Beliefs, Call, apply_facts, norm, read_request, text_of
 
 __all__ = ["read"]
 
@@ -46,13 +48,16 @@ def read(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = No
             static = read_static_context(body)
             if static is not None:
                 b.rooms, b.devices, b.floors = static
-                b.mode, b.robot = "latest", None
+                b.mode, b.robot, b.dialect = "latest", None, "ha"
                 if said := _LANGUAGE.search(body):
                     b.language = said.group(1)
     if b.place and b.place not in b.rooms:  # Home Assistant's areas are known by name
         named = next((room_in(text_of(m.get("content")), name=True) for m in messages if m.get("role") == "system"
                       and room_in(text_of(m.get("content")))), "")
         b.place = next((r.id for r in b.rooms.values() if r.name.lower() == named.lower()), "")
+    b.calls = [Call("set_device", {"device_id": c.arg("list_id"), "attribute": "items",  # one way to read a list add
+                                   "value": {"add": c.arg("item")}}, c.result) if norm(c.name) == "addtolist" else c
+               for c in b.calls]
     translate_calls(b)
     apply_facts(b)
     return b

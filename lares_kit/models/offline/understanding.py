@@ -89,6 +89,10 @@ def _value_for(text: str, dev: Dev) -> tuple[str, Any] | None:
         return (usable[0], value) if usable else None
     if re.search(r"\bhalf ?way\b|\bhalf (?:open|closed|shut)\b", text) and "position" in keys:
         return "position", 50
+    if "playing" in keys and (m := re.search(r"\b(pause|stop|resume|unpause|continue|play)\b", text)):
+        return "playing", m.group(1) not in ("pause", "stop")  # "stop the music" pauses it, as HA reads it
+    if dev.type == "vacuum" and (m := re.search(r"\b(start|begin|run|clean|vacuum|stop|return|dock|base)\b", text)):
+        return "status", "returning" if m.group(1) in ("stop", "return", "dock", "base") else "cleaning"
     for pattern, on, domain, settings in _VERBS:  # what each verb sets: the first tier's own reading
         if re.search(pattern, text) and (change := switch_change(dev, on, domain)) and change.attribute in settings \
                 and change.attribute in keys:
@@ -96,6 +100,8 @@ def _value_for(text: str, dev: Dev) -> tuple[str, Any] | None:
     onoff = re.search(r"\b(on|off|up|out)\b", text)
     if onoff and "on" in keys:
         return "on", onoff.group(1) in ("on", "up")
+    if onoff and dev.type == "valve" and (change := switch_change(dev, onoff.group(1) in ("on", "up"), "valve")):
+        return change.attribute, change.value  # "turn on the water": a valve opens (HassTurnOn, as HA reads it)
     if "toggle" in text and "on" in keys:
         return "on", not dev.state.get("on", False)
     return None
@@ -341,8 +347,10 @@ def understand(b: Beliefs) -> Goal:
             onoff = re.search(r"\b(on|off)\b", text[:m.start()])
             return Goal("find", target=target, target_text=phrase,
                         then=onoff.group(1) if onoff and re.search(r"\blight|lamp", text) else "report")
-    rooms, rest = rooms_in(text, b)
+    rooms, rest = rooms_in(text, b, numbered=True)
     level = re.search(r"\b(downstairs|upstairs)\b", rest)
+    if level and any(level.group(1) in words_of(d.name).split() for d in b.devices.values()):
+        level = None  # a name ("Roborock Downstairs"), not a place
     if level and not rooms and b.rooms and all(r.floor is None for r in b.rooms.values()):
         # the map says no floors: which rooms are "downstairs" is a guess, so ask (not every light in the home)
         return Goal("clarify", question=f"Which room do you mean by {level.group(1)}? I was not told which floor "
@@ -359,7 +367,8 @@ def understand(b: Beliefs) -> Goal:
     changes = [Change(d.id, *v) for d in devices if (v := _value_for(rest, d))]
     if devices and not changes:
         names = ", ".join(describe(b, d.id) for d in devices)
-        settable = sorted({k for d in devices for k in d.state}) or ["nothing I was told about"]
+        settable = sorted({k for d in devices for k in d.state if k not in ("unit", "device_class", "unlisted")}) \
+            or ["nothing I was told about"]
         return Goal("refuse", message=f"I cannot do that with {names}: its settings are {', '.join(settable)}.")
     if app := re.search(r"\b(?:play|stream|watch|open|launch|put on)\s+(.+?)\s+on\s+"
                         r"(?:the\s+)?(?:tv|television|telly)\b", text):

@@ -27,23 +27,32 @@ TYPE_WORDS: dict[str, tuple[str, ...]] = {
     "light": LIGHT_WORDS, "thermostat": ("thermostat", "heating", "heat", "temperature", "degrees"),
     "heater": ("heater", "heating", "radiator"), "lock": ("lock", "door"), "door": ("door",),
     "window": ("window", "windows"), "blinds": ("blinds", "blind", "shades", "curtains"), "fan": ("fan",),
-    "tv": ("tv", "television", "telly"), "speaker": ("speaker", "music", "radio"), "oven": ("oven",),
+    "tv": ("tv", "television", "telly", "volume"),
+    "speaker": ("speaker", "music", "radio", "volume"), "oven": ("oven",),
     "stove": ("stove", "hob", "cooker"), "kettle": ("kettle",), "alarm": ("alarm",),
     "hvac": ("air conditioning", "air conditioner", "aircon", "ac", "hvac", "cooling"),
     "sensor": ("sensor", "sensors"),
+}
+# Things people ask homes to do that a given home may not have: a mention with no match is refused.
+THING_WORDS = {w for ws in TYPE_WORDS.values() for w in ws} | {
+    "coffee machine", "dishwasher", "fridge", "washing machine", "vacuum", "sprinkler", "air conditioning",
+    "aircon", "fireplace", "garage door", "camera", "printer", "jacuzzi", "hot tub", "microwave", "toaster", "dryer"}
+# Home Assistant's kinds, as imported homes have them. Not things to refuse by: "water the plants" in a home
+# with no valve is a task for hands (.infeasible), not a missing device called "water".
+TYPE_WORDS |= {
+    "media_player": ("speaker", "speakers", "music", "radio", "song", "track", "media player", "volume"),
+    "vacuum": ("vacuum", "robot vacuum"), "valve": ("valve", "water", "irrigation", "sprinkler"),
+    "cover": ("blinds", "blind", "shades", "curtains", "curtain", "shutters", "garage door"),
 }
 # Settings each type has, for a device whose state the request does not show (an overview, Home Assistant's
 # static context): what a command may still ask of it.
 TYPE_SETTINGS: dict[str, tuple[str, ...]] = {
     "light": ("on", "brightness", "color"), "switch": ("on",), "fan": ("on", "speed"), "lock": ("locked",),
-    "cover": ("position",), "blinds": ("position",), "door": ("open",), "window": ("open",), "valve": ("open",),
+    "cover": ("position",), "blinds": ("position",), "door": ("open",), "window": ("open",),
+    "valve": ("open", "position"),
     "thermostat": ("target", "mode"), "hvac": ("on", "target", "mode"), "heater": ("on", "target"),
     "media_player": ("on", "playing", "volume", "muted"), "tv": ("on", "volume"), "speaker": ("on", "volume"),
     "alarm": ("armed",), "vacuum": ("status",)}
-# Things people ask homes to do that a given home may not have: a mention with no match is refused.
-THING_WORDS = {w for ws in TYPE_WORDS.values() for w in ws} | {
-    "coffee machine", "dishwasher", "fridge", "washing machine", "vacuum", "sprinkler", "air conditioning",
-    "aircon", "fireplace", "garage door", "camera", "printer", "jacuzzi", "hot tub", "microwave", "toaster", "dryer"}
 ROOM_WORDS = {"garage", "attic", "basement", "cellar", "garden", "bathroom", "toilet", "loft", "pantry", "nursery",
               "playroom", "gym", "studio", "office", "study", "kitchen", "lounge", "hall", "hallway", "bedroom",
               "porch", "balcony", "patio", "shed", "laundry", "landing", "library", "den", "conservatory", "closet",
@@ -121,18 +130,21 @@ def room_phrases(b: Beliefs) -> dict[str, set[str]]:
     return {r.id: {words_of(r.name), words_of(r.id), *map(words_of, r.aliases)} for r in b.rooms.values()}
 
 
-def rooms_in(text: str, b: Beliefs) -> tuple[list[str], str]:
+def rooms_in(text: str, b: Beliefs, numbered: bool = False) -> tuple[list[str], str]:
     """(the rooms ``text`` names, in the order said; ``text`` with those mentions blanked out as ``#``).
 
     ``text`` is already :func:`words_of` form. A room is named by its name, id
     or an alias (a plural "s" allowed), by a common synonym when only one room
     fits it ("living room" for a home that calls it the lounge), or by
-    "upstairs"/"downstairs" when the home has floors. Blanking keeps positions,
+    "upstairs"/"downstairs" when the home has floors; with ``numbered``, when
+    nothing else names a room, by a room word that begins several rooms' names
+    ("the bedroom": Bedroom 1 and Bedroom 2). Blanking keeps positions,
     so "meeting room 1" cannot later read as the value 1.
 
     Args:
         text: the instruction (or a part of it), already in :func:`words_of` form.
         b: what the model read from the request; its rooms, and the floors they are on, are read.
+        numbered: also read a room word as every room whose name is that word and a number or letter.
 
     Examples:
         >>> from lares_kit.models.offline.reading import Room
@@ -153,6 +165,12 @@ def rooms_in(text: str, b: Beliefs) -> tuple[list[str], str]:
             if m and len(fits) == 1:
                 found.append((m.start(), fits.pop()))
                 text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
+    for word in sorted(ROOM_WORDS, key=lambda w: (-len(w), w)) if numbered and not found else ():
+        # "the bedroom" in a home of Bedroom 1 and Bedroom 2: both (not "my bedroom": one of them, the speaker's)
+        rooms = [r for r in b.rooms.values() if re.fullmatch(rf"{re.escape(word)} \w{{1,2}}", words_of(r.name))]
+        if len(rooms) > 1 and (m := re.search(rf"(?<!\bmy )(?<!\bour )(?<!\byour )\b{re.escape(word)}\b", text)):
+            found += [(m.start(), r.id) for r in rooms]
+            text = text[:m.start()] + "#" * (m.end() - m.start()) + text[m.end():]
     floors = {r.floor for r in b.rooms.values() if r.floor is not None}
     if len(floors) > 1:  # "downstairs", "upstairs": the rooms on those floors, when the world has floors
         for pattern, wanted in ((r"\b(?:downstairs|down ?stairs|ground floor)\b", {min(floors)}),
