@@ -28,10 +28,11 @@ A recognized intent becomes a :class:`~.goals.Goal`:
 One device named where several fit ("turn on the light" in a home of lights)
 becomes a question; several fit a plural ("the lights") or "all": all of
 them, as do several of a kind in one room with Home Assistant's tools ("the
-light in the kitchen": HassTurnOn's area and domain). What hassil does not match -- searches with the robot, conditions,
-memory, several commands in one sentence, loose wordings ("pop the light
-on") -- returns None, and the rules decide. hassil and the intents are
-loaded on the first instruction, not by ``import lares_kit``.
+light in the kitchen": HassTurnOn's area and domain). What hassil does not
+match -- searches with the robot, conditions, memory, several commands in
+one sentence, loose wordings ("pop the light on") -- returns None, and the
+rules decide. hassil and the intents are loaded on the first instruction,
+not by ``import lares_kit``.
 """
 
 from __future__ import annotations

@@ -91,8 +91,8 @@ def _value_for(text: str, dev: Dev) -> tuple[str, Any] | None:
         return "position", 50
     if "playing" in keys and (m := re.search(r"\b(pause|stop|resume|unpause|continue|play)\b", text)):
         return "playing", m.group(1) not in ("pause", "stop")  # "stop the music" pauses it, as HA reads it
-    if dev.type == "vacuum" and (m := re.search(r"\b(start|begin|run|clean|vacuum|stop|return|dock|base)\b", text)):
-        return "status", "returning" if m.group(1) in ("stop", "return", "dock", "base") else "cleaning"
+    if dev.type == "vacuum" and re.search(r"\b(start|begin|run|clean|vacuum|stop|return|dock|base)\b", text):
+        return "status", "returning" if re.search(r"\b(stop|return|dock|base)\b", text) else "cleaning"
     for pattern, on, domain, settings in _VERBS:  # what each verb sets: the first tier's own reading
         if re.search(pattern, text) and (change := switch_change(dev, on, domain)) and change.attribute in settings \
                 and change.attribute in keys:
