@@ -22,7 +22,8 @@ __all__ = ["WHICH_LIST", "recognise_list"]
 
 WHICH_LIST = "Which list do you mean: "
 _ADD = re.compile(r"^(?:please |can you |could you |would you )*(?:add|put|write|jot down|note down|pop|stick)\s+"
-                  r"(?P<item>.+?)\s+(?:to|on|onto|in|into)\s+(?:the |my |our |your )?(?P<list>.+?)(?: please)?$")
+                  r"(?P<item>.+?)\s+(?:to|on|onto|in|into)\s+(?:the |my |our |your )?(?P<list>.+?)(?:,? please)?$",
+                  re.IGNORECASE)
 _LIST_WORDS = {"list", "lists", "todo", "to", "do", "the", "my", "our", "your", "s"}
 
 
@@ -40,18 +41,20 @@ def recognise_list(b: Beliefs) -> Goal | None:
         >>> from lares_kit.models.offline.reading import Room
         >>> lists = {"t": Dev("t", "Personal Tasks", "todo", "k"), "s": Dev("s", "Groceries", "todo", "k")}
         >>> ask = lambda text: recognise_list(Beliefs(text, "latest", {"k": Room("k", "Kitchen")}, lists, None, {}, []))
-        >>> ask("Put call the plumber on my task list").changes
+        >>> ask("Put call the plumber on my task list.").changes
         [Change(device='t', attribute='items', value={'add': 'call the plumber'})]
-        >>> ask("add oat milk to the list").question
+        >>> ask("Please add Mum's birthday card to the groceries, please!").changes[0].value
+        {'add': "Mum's birthday card"}
+        >>> ask("Add oat milk to the List").question
         'Which list do you mean: the personal tasks in the Kitchen or the groceries in the Kitchen?'
         >>> ask("put the book on the shelf") is None
         True
     """
     lists = [d for d in b.devices.values() if d.type == "todo"]
-    m = _ADD.match(words_of(b.instruction).replace(" '", "'")) if lists else None
+    m = _ADD.match(re.sub(r"[\s.!?]+$", "", b.instruction.strip())) if lists else None  # the item as said
     if m is None:
         return None
-    said, item = m.group("list"), m.group("item").strip(" '\"")
+    said, item = words_of(m.group("list")), m.group("item").strip(" '\"")
     fits = _best(lists, _words(said))
     if not fits and not re.search(r"\b(?:list|lists|todo|to do)\b", said):
         return None  # "put the book on the shelf": no list is meant
