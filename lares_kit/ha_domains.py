@@ -339,7 +339,7 @@ def from_ha(domain: str, state: str, attributes: dict[str, Any] | None = None) -
                 out["position"] = 100 if text == "open" else 0
         else:
             out["open"] = text in ("open", "opening")
-        if domain == "cover" and attrs.get("device_class") and attrs["device_class"] != device_class_of(kind):
+        if domain == "cover" and attrs.get("device_class"):
             out["device_class"] = str(attrs["device_class"])  # "the curtains", "the garage door": what it is
     elif domain == "lock":
         out["locked"] = text in ("locked", "locking", "jammed")

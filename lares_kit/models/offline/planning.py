@@ -133,6 +133,12 @@ def _says(b: Beliefs, c: Change, now: bool) -> str:
     return f"{what} {'now ' + agree(what, 'has') if now else 'already had'} {_state_words(c)}"
 
 
+def _ha_offered(b: Beliefs, c: Change, can: set[str]) -> bool:
+    # Is Home Assistant's intent tool for this change among the tools offered?
+    intent = ha_intent(b, "device", {"device_id": c.device, "attribute": c.attribute, "value": c.value})
+    return intent is not None and norm(intent[0]) in can & HA_TOOLS
+
+
 def _adds(c: Change) -> bool:
     return c.attribute == "items" and isinstance(c.value, dict) and "add" in c.value  # an item for a list
 
@@ -159,8 +165,7 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "",
         (failed if error else pending).append((c, error))
     usable = [c for c, _ in pending if (c.attribute == "on" and can & DEVICE_TOOLS)
               or ("addtolist" in can if c.attribute == "items" else "setdevice" in can)
-              or norm((ha_intent(b, "device", {"device_id": c.device, "attribute": c.attribute, "value": c.value})
-                       or ("",))[0]) in can & HA_TOOLS]  # Home Assistant's intent for it, if it is offered
+              or _ha_offered(b, c, can)]
     if usable:
         intentions = []
         for c in usable:

@@ -254,7 +254,6 @@ def _changes(intent: str, result: Any, devices: list[Dev], b: Beliefs) -> list[C
     """The settings an intent asks of these devices; None when one of them cannot do it."""
     changes: list[Change] = []
     for d in devices:
-        track = b.value_set(d.id, "track")  # the next track: one more than before this task's skip, once made
         keys = set(d.state) | set(TYPE_SETTINGS.get(d.type, ()))
         if intent in ("HassTurnOn", "HassTurnOff"):
             found = switch_change(d, intent == "HassTurnOn", _value(result, "domain"))
@@ -276,7 +275,8 @@ def _changes(intent: str, result: Any, devices: list[Dev], b: Beliefs) -> list[C
         elif intent in ("HassMediaPause", "HassMediaUnpause") and "playing" in keys:
             found_list = [Change(d.id, "playing", intent == "HassMediaUnpause")]
         elif intent == "HassMediaNext" and isinstance(d.state.get("track"), int):
-            found_list = [Change(d.id, "track", track if track is not None else d.state["track"] + 1)]
+            done = b.value_set(d.id, "track")  # the next track: one more than before this task's skip, once made
+            found_list = [Change(d.id, "track", done if done is not None else d.state["track"] + 1)]
         elif intent in ("HassMediaPlayerMute", "HassMediaPlayerUnmute") and "muted" in keys:
             found_list = [Change(d.id, "muted", intent == "HassMediaPlayerMute")]
         elif intent == "HassFanSetSpeed" and _value(result, "percentage") is not None and keys & {"percentage",

@@ -34,6 +34,7 @@ from .reading import Beliefs, Dev
 from .recognizer import recognise_intent, switch_change
 from .vocabulary import (
     LIGHT_WORDS,
+    NOT_SETTINGS,
     ROOM_WORDS,
     STOP,
     THING_WORDS,
@@ -367,8 +368,7 @@ def understand(b: Beliefs) -> Goal:
     changes = [Change(d.id, *v) for d in devices if (v := _value_for(rest, d))]
     if devices and not changes:
         names = ", ".join(describe(b, d.id) for d in devices)
-        settable = sorted({k for d in devices for k in d.state if k not in ("unit", "device_class", "unlisted")}) \
-            or ["nothing I was told about"]
+        settable = sorted({k for d in devices for k in d.state} - set(NOT_SETTINGS)) or ["nothing I was told about"]
         return Goal("refuse", message=f"I cannot do that with {names}: its settings are {', '.join(settable)}.")
     if app := re.search(r"\b(?:play|stream|watch|open|launch|put on)\s+(.+?)\s+on\s+"
                         r"(?:the\s+)?(?:tv|television|telly)\b", text):

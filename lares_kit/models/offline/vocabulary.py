@@ -17,9 +17,9 @@ import re
 from ...wording import in_sentence
 from .reading import Beliefs, Dev
 
-__all__ = ["LIGHT_WORDS", "ROOM_SYNONYMS", "ROOM_WORDS", "STOP", "THING_WORDS", "TYPE_SETTINGS", "TYPE_WORDS",
-           "SENSED", "describe", "has_word", "room_phrases", "rooms_in", "state_words", "untyped", "with_digits",
-           "words_of"]
+__all__ = ["LIGHT_WORDS", "NOT_SETTINGS", "ROOM_SYNONYMS", "ROOM_WORDS", "STOP", "THING_WORDS", "TYPE_SETTINGS",
+           "TYPE_WORDS", "SENSED", "describe", "has_word", "room_phrases", "rooms_in", "state_words", "untyped",
+           "with_digits", "words_of"]
 
 LIGHT_WORDS = ("light", "lights", "lamp", "lamps", "bulb", "bulbs", "lighting")
 # device type -> what people call it
@@ -53,6 +53,7 @@ TYPE_SETTINGS: dict[str, tuple[str, ...]] = {
     "thermostat": ("target", "mode"), "hvac": ("on", "target", "mode"), "heater": ("on", "target"),
     "media_player": ("on", "playing", "volume", "muted"), "tv": ("on", "volume"), "speaker": ("on", "volume"),
     "alarm": ("armed",), "vacuum": ("status",)}
+NOT_SETTINGS = ("unit", "device_class", "unlisted")  # state keys that describe a device; nothing sets them
 ROOM_WORDS = {"garage", "attic", "basement", "cellar", "garden", "bathroom", "toilet", "loft", "pantry", "nursery",
               "playroom", "gym", "studio", "office", "study", "kitchen", "lounge", "hall", "hallway", "bedroom",
               "porch", "balcony", "patio", "shed", "laundry", "landing", "library", "den", "conservatory", "closet",
@@ -211,7 +212,7 @@ def state_words(dev: Dev) -> str:
         return words[0 if state["on"] else 1]
     parts = []
     for key, value in state.items():
-        if key in ("unit", "device_class", "unlisted"):
+        if key in NOT_SETTINGS:
             continue
         if key in _FLAGS and isinstance(value, bool):
             parts.append(_FLAGS[key][0 if value else 1])
