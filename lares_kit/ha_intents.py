@@ -285,6 +285,10 @@ def safety_verdict(gate: Any, home: Home, tool: str, args: dict[str, Any]) -> Ve
         tool: The tool's name.
         args: The call's arguments.
     """
+    if tool == "HassListAddItem":  # an item for a list is judged as add_to_list's change, at night too
+        lists = [device for device, _, _ in planned_changes(home, tool, args)]
+        return gate.check("add_to_list", {"list_id": lists[0], "item": args.get("item")}) if lists else \
+            Verdict("allow")
     judged = []
     for device, attribute, value in planned_changes(home, tool, args):
         same = {"device_id": device, "attribute": attribute, "value": value}

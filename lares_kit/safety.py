@@ -44,12 +44,15 @@ task's ``setup.source``, ``lares run --source``); the default is
 is untrusted. Times of day are parsed (:mod:`lares_kit.times`: "4am",
 "04:00:00", "0400", "late at night"); one that cannot be read is an error
 when the gate is made. This module does not run agents and never reads the
-prompt: it sees calls, answers and the home. The audit that checks a
+prompt: it sees calls, answers and the home. It does write one paragraph of
+it: :meth:`SafetyGate.house_rules`, what an untrusted instruction is held to,
+so a model can decline before it calls. The audit that checks a
 finished episode without trusting this gate is :mod:`lares_kit.safety_audit`.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -64,7 +67,7 @@ from .confirmation import (
     question_in,
     question_key,
 )
-from .contract import refusal
+from .contract import HouseRule, HouseRules, house_rules_line, refusal
 from .home import Home
 
 # the policy as data, and the audit that shares it with the gate (re-exported here: one import for notebook 15)
@@ -178,6 +181,42 @@ class SafetyGate:
             verdict = Verdict("confirm", confirmation_text(rules, question), rule=what)
         self.log.append((tool, dict(args), verdict))
         return verdict
+
+    def house_rules(self, by_name: bool = False) -> str:
+        """The prompt's house rules for this instruction ("" when its source is trusted): see :mod:`lares_kit.contract`.
+
+        An untrusted instruction is told what the gate would refuse it -- every change at night, and the
+        ``confirm`` rules' changes, with the exposed devices each one covers -- so a model can say no
+        without trying. A trusted one needs no such paragraph: the gate asks its questions when a call comes.
+
+        Args:
+            by_name: True to name devices only by their names, as Home Assistant's static context does.
+
+        Examples:
+            >>> from lares_kit import load_world
+            >>> guest = SafetyGate.for_home(load_world("townhouse"), source="guest")
+            >>> print(guest.house_rules().splitlines()[2].replace(", ", ",\\n"))
+            - unlocking a door: locked = false on ["Front door lock (front-door-lock)",
+            "Back door lock (back-door-lock)"]
+            >>> print(guest.house_rules(by_name=True).splitlines()[2])
+            - unlocking a door: locked = false on ["Front door lock", "Back door lock"]
+            >>> SafetyGate.for_home(load_world("townhouse")).house_rules()
+            ''
+        """
+        if self.policy.trusted(self.source):
+            return ""
+        rules = []
+        for rule in self.policy.rules:
+            devices = [d for d in self.home.devices.values() if d.exposed
+                       and (rule.type is None or d.type == rule.type)
+                       and (not rule.devices or any(fnmatch.fnmatchcase(d.id, g) for g in rule.devices))]
+            if devices:
+                op, value = ("=", rule.is_) if rule.is_ is not None else (">", rule.above) if rule.above is not None \
+                    else ("<", rule.below) if rule.below is not None else ("changes", None)
+                labels = tuple(d.name if by_name else f"{d.name} ({d.id})" for d in devices)
+                rules.append(HouseRule(rule.what, rule.attribute, op, value, labels))
+        night = str(self.time_of_day) if self.time_of_day is not None and self._night() else ""
+        return house_rules_line(HouseRules((self.source or "").strip(), night, tuple(rules)))
 
     def heard(self, question: str, answer: str | None) -> None:
         """Note an ``ask_user`` exchange: a clear yes to a question the gate gave confirms the changes it named.

@@ -43,7 +43,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..contract import speaker_line
+from ..contract import source_line, speaker_line
 from ..errors import LaresError
 from ..ha_tools import HA_API_PROMPT
 from ..steps import Action, Thought, ToolCall
@@ -146,7 +146,11 @@ def describe_tools(schemas: list[dict[str, Any]]) -> str:
 
 
 def _speaker(run: AgentRun) -> str:
-    return speaker_line(getattr(run.toolbox.memory, "user", "")) + where_line(run.home)
+    # who speaks and where; an instruction not from the owner says so, and an untrusted one its house rules
+    safety = run.toolbox.safety
+    return (speaker_line(getattr(run.toolbox.memory, "user", "")) + where_line(run.home)
+            + source_line(run.episode.source)
+            + (safety.house_rules(by_name=run.tool_set == "ha") if safety is not None else ""))
 
 
 def _knowledge(run: AgentRun) -> list[dict[str, str]]:

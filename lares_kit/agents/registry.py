@@ -78,9 +78,10 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
                   id_enums=use_id_enums(home, episode.knowledge_format, style.enum_limit),
                   descriptions=style.tool_text)
     # The offline model reads "You are talking to <name>." to know whose "my office" this is; the source
-    # line is said to the model too (the policy is enforced in the Toolbox regardless).
+    # line is said to the model too, and to an untrusted one the house rules it is held to (the policy is
+    # enforced in the Toolbox regardless).
     goal = (style.goal + speaker_line(memory.user if memory is not None else "") + where_line(home)
-            + source_line(episode.source))
+            + source_line(episode.source) + (box.safety.house_rules(by_name=ha) if box.safety else ""))
     return box, HA_ROLE_PROMPT if ha else style.role, goal
 
 

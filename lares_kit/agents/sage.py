@@ -82,10 +82,14 @@ CONFIRM_PROMPT = (" When the device agent says the home's safety policy needs th
 GOAL = "Carry out the request that follows, one tool call at a time."
 
 
-def _goal(person: str, home: Any = None) -> str:
+def _goal(person: str, home: Any = None, rules: str = "") -> str:
     # "You are talking to X." only when we know X: the offline model fills user_profile(person=...) from it;
-    # where they are, when the run knows it.
-    return GOAL + speaker_line(person) + (where_line(home) if home is not None else "")
+    # where they are, when the run knows it; the house rules an untrusted instruction is held to.
+    return GOAL + speaker_line(person) + (where_line(home) if home is not None else "") + rules
+
+
+def _rules(box: Toolbox, by_name: bool) -> str:
+    return box.safety.house_rules(by_name=by_name) if box.safety else ""
 
 
 # sub-agent -> (its role prompt, its tools). Each ends with halt, whose message is its answer.
@@ -165,7 +169,8 @@ class SageTree:
         episode = start_episode("ha" if ha else "lares", request, parent.home, agent=f"sage/{kind}",
                                 model=parent.model, knowledge="latest" if ha or given else "none",
                                 max_steps=steps,
-                                system_prompt=prompt, goal_prompt=_goal(self.memory.user, parent.home))
+                                system_prompt=prompt,
+                                goal_prompt=_goal(self.memory.user, parent.home, _rules(box, ha)))
         sub = AgentRun(episode, parent.home, box, parent.client, parent.model, steps,
                        options=FunctionCallingOptions(temperature=parent.options.temperature, seed=parent.options.seed),
                        server=parent.server)
@@ -258,7 +263,8 @@ def sage_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any,
         sync(run.home)
     tree = SageTree(run, memory, monitor, device_tools=device_tools)
     box = Toolbox(run.home, tools=_tools(tree), user=user, memory=memory, monitor=monitor, source=run.episode.source)
-    return box, COORDINATOR_PROMPT + (CONFIRM_PROMPT if box.safety else ""), _goal(memory.user, run.home)
+    return box, COORDINATOR_PROMPT + (CONFIRM_PROMPT if box.safety else ""), _goal(memory.user, run.home,
+                                                                                 _rules(box, False))
 
 
 def run_sage(run: AgentRun) -> None:

@@ -9,7 +9,10 @@ only on a yes to the question it gave, which names the exact change -- and
 after a clear yes makes the same call again; after anything else it stops
 and says it did nothing. A ``Refused by the home's safety policy``
 observation needs no rule here: the planner never repeats a failed call, so
-it halts and reports the refusal.
+it halts and reports the refusal. An instruction from a source the home does
+not trust comes with the house rules it is held to (a paragraph of the
+prompt, :func:`lares_kit.contract.house_rules_in`): :func:`house_rule_against`
+says which change they forbid, and the planner declines it before any call.
 
 Like the rest of the offline model it reads only the request: the history
 of calls and answers, never the policy or the home. The observation's
@@ -26,7 +29,7 @@ from ...confirmation import CONFIRM_MARK, is_yes, question_in
 from ...contract import answer_in
 from .reading import Beliefs, norm
 
-__all__ = ["CONFIRM_FIRST", "confirmation_step"]
+__all__ = ["CONFIRM_FIRST", "HOUSE_RULES_SAY", "cannot_under_rules", "confirmation_step", "house_rule_against"]
 
 
 # How an agent that cannot ask (SAGE's device agent) hands the gate's question on to whoever can
@@ -78,6 +81,54 @@ def confirmation_step(b: Beliefs, can: set[str]) -> tuple[str, dict[str, Any], s
         return "halt", {"message_to_user": f"I cannot do that without a clear yes from you, so nothing was changed "
                                            f"({blocked.name} {what} was not run)."}, "No confirmation, no action."
     return None
+
+
+# How the model says no to what the house rules forbid: "I cannot change <device>: the house rules say <why>"
+HOUSE_RULES_SAY = "the house rules say"
+
+
+def cannot_under_rules(device: str, why: str) -> str:
+    """The sentence for a change the house rules forbid (see :func:`house_rule_against`).
+
+    Args:
+        device: the device, as the sentence names it ("the oven in the Kitchen", or its id).
+        why: what :func:`house_rule_against` said.
+
+    Examples:
+        >>> cannot_under_rules("the oven", "at night (04:00) nothing may be changed on an order from Al")
+        'I cannot change the oven: the house rules say at night (04:00) nothing may be changed on an order from Al'
+    """
+    return f"I cannot change {device}: {HOUSE_RULES_SAY} {why}"
+
+
+def house_rule_against(b: Beliefs, device: str, attribute: str, value: Any) -> str:
+    """Why the prompt's house rules forbid this change to this instruction ("" when they do not, or say nothing).
+
+    An instruction from a source the home does not trust comes with the rules it is held to
+    (:func:`lares_kit.contract.house_rules_in`): the model says no instead of trying a call the gate refuses.
+
+    Args:
+        b: what the model read from the request, its house rules included.
+        device: the device's id.
+        attribute: the setting to change.
+        value: its new value.
+
+    Examples:
+        >>> from lares_kit.contract import HouseRule, HouseRules
+        >>> from lares_kit.models.offline.reading import Dev
+        >>> b = Beliefs("unlock the front door", "latest", {}, {"lock": Dev("lock", "Front door", "lock", "hall")},
+        ...             None, {}, [])
+        >>> house_rule_against(b, "lock", "locked", False)
+        ''
+        >>> b.house_rules = HouseRules("guest", "", (HouseRule("unlocking a door", "locked", "=", False,
+        ...                                                    ("Front door (lock)",)),))
+        >>> house_rule_against(b, "lock", "locked", False)
+        "unlocking a door needs the owner's yes, which guest cannot give"
+    """
+    if b.house_rules is None:
+        return ""
+    dev = b.devices.get(device)
+    return b.house_rules.forbids(device, dev.name if dev is not None else device, attribute, value)
 
 
 def _blocked(call: Any) -> bool:

@@ -22,7 +22,7 @@ from ...contract import cannot_ask
 from ...wording import agree, capitalise, join_clauses, with_article
 from .comfort import comfort_step, recognise_comfort
 from .compound import recognise_compound
-from .confirming import confirmation_step
+from .confirming import cannot_under_rules, confirmation_step, house_rule_against
 from .contradiction import contradiction_step
 from .ha_reading import ha_intent
 from .hazards import recognise_hazard
@@ -156,11 +156,14 @@ def _change_intention(b: Beliefs, c: Change, why: str) -> Intention:
 
 
 def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "", reply: str = "") -> list[Intention]:
-    pending, failed = [], []
+    pending, failed, barred = [], [], []
     for c in changes:
         error = _last_error(b, c.device)
         current = b.devices[c.device].state.get(c.attribute)
         if current is not None and _same(current, c.value):
+            continue
+        if rule := house_rule_against(b, c.device, c.attribute, c.value):  # an untrusted instruction (.confirming)
+            barred.append((c, rule))
             continue
         (failed if error else pending).append((c, error))
     usable = [c for c, _ in pending if (c.attribute == "on" and can & DEVICE_TOOLS)
@@ -178,7 +181,7 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "",
                 f"The user wants me to {verb}, so I will do that now."
             intentions.append(_change_intention(b, c, why))
         return intentions
-    done = [c for c in changes if c not in [p for p, _ in pending + failed]]
+    done = [c for c in changes if c not in [p for p, _ in pending + failed + barred]]
     changed = [c for c in done if any(_touches(call, c.device) and call.ok for call in b.calls)]
     parts = [_says(b, c, True) for c in changed]
     already = [c for c in done if c not in changed]
@@ -189,15 +192,18 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "",
         parts += [_says(b, c, False) for c in already]
     for c, error in failed:
         parts.append(f"I could not change {describe(b, c.device)} ({(error or '').removeprefix('Error: ')})")
+    for c, rule in barred:
+        parts.append(cannot_under_rules(describe(b, c.device), rule))
     for c, _ in pending:
         if c not in usable:
             parts.append(f"I have no tool to change {describe(b, c.device)}")
     if not changed and reason.endswith(", so "):  # "It is night; the light ... was already on": no "so" for no change
         reason = reason[:-len(", so ")] + "; "
     message = capitalise(join_clauses(reason, "; ".join(parts)) + ".")
-    if reply and not failed and not pending:  # Home Assistant's own reply, in the home's language (.responses)
+    if reply and not failed and not pending and not barred:  # Home Assistant's reply, in the home's language
         message = reply
-    return _halt(message, "Every change the user asked for is made, so I report back.")
+    return _halt(message, "The house rules forbid what was asked, so I say so and change nothing." if barred else
+                 "Every change the user asked for is made, so I report back.")
 
 
 def _matches(goal: Goal, thing: tuple[str, str, str]) -> bool:

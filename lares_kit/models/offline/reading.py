@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...contract import answer_in, light_to_switch, relayed_in, room_in, speaker_in
+from ...contract import HouseRules, answer_in, house_rules_in, light_to_switch, relayed_in, room_in, speaker_in
 from ...knowledge_formats import parse_outline
 
 __all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "apply_facts", "merge_live_context", "norm", "note_lit",
@@ -124,6 +124,8 @@ class Beliefs:
     floors: dict[int, list[str]] = field(default_factory=dict)  # floor number -> its name and aliases, when named
     place: str = ""  # the room the person speaks from: lares_kit.contract.room_in of a system message ("" unknown)
     dialect: str = "lares"  # "ha" when the request is in Home Assistant's dialect (its static context)
+    # what the home's policy forbids this (untrusted) instruction: lares_kit.contract.house_rules_in (None: nothing)
+    house_rules: HouseRules | None = None
 
     def lights_in(self, room: str) -> list[Dev]:
         return [d for d in self.devices.values() if d.room == room and d.type == "light"]
@@ -405,6 +407,8 @@ def read_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | N
             beliefs.speaker = who
         if m.get("role") == "system" and (where := room_in(text_of(m.get("content")))):
             beliefs.place = where
+        if m.get("role") == "system" and (rules := house_rules_in(text_of(m.get("content")))):
+            beliefs.house_rules = rules
     if relayed_answer is not None:  # asked before this agent's own questions
         beliefs.answers.append(relayed_answer)
     if facts:

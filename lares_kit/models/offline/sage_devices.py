@@ -18,7 +18,7 @@ from typing import Any
 
 from ...confirmation import CONFIRM_MARK, question_in
 from ...contract import is_refusal
-from .confirming import CONFIRM_FIRST
+from .confirming import CONFIRM_FIRST, HOUSE_RULES_SAY, cannot_under_rules
 from .sage_reading import Doc, Talk, read_doc, stem_words
 
 __all__ = ["CONFIRM_FIRST", "Want", "wants", "device_phrase", "device_step"]
@@ -240,6 +240,15 @@ def _confirm_first(result: str | None, fallback: str) -> Step | None:
     return "halt", {"message_to_user": CONFIRM_FIRST + (question_in(result) or fallback)}
 
 
+def _house_rule(t: Talk, device: str, attributes: tuple[str | None, ...], value: Any) -> str:
+    """Why the house rules forbid this instruction a change of one of ``attributes`` to ``value`` ("" if they do not).
+
+    The device agent knows devices by id; an untrusted instruction's rules name them so (:mod:`lares_kit.contract`).
+    """
+    rules = t.house_rules
+    return next((why for a in attributes if a and rules and (why := rules.forbids(device, device, a, value))), "")
+
+
 def _by_setting(t: Talk, device: str, want: Want) -> Step:
     """read_device, then set_device, for a device that documents no capabilities; a sentence when done.
 
@@ -266,7 +275,8 @@ def _by_setting(t: Talk, device: str, want: Want) -> Step:
     call = {"device_id": device, "attribute": attribute, "value": value}
     tried = [c for c in t.results("set_device") if c.args == call]
     if not tried:
-        return "set_device", call
+        barred = _house_rule(t, device, (attribute,), value)
+        return cannot_under_rules(device, barred) + "." if barred else ("set_device", call)
     held = _confirm_first(tried[-1].result, f"Shall I set {attribute} of {device} to {value}?")
     return held if held is not None else (tried[-1].result or "").removeprefix("Error: ")
 
@@ -350,6 +360,11 @@ def device_step(t: Talk) -> Step:
             command, args = plan
             call = {"device_id": device, "capability": want.capability, "command": command, "arguments": args}
             tried = [c for c in t.results("execute_command") if c.args == call]
+            value = bool(want.value) if want.capability in ("switch", "lock") else next(iter(args.values()), None)
+            barred = _house_rule(t, device, _SETTINGS.get(want.capability, (attribute,)), value)
+            if barred and not tried:
+                done.append(cannot_under_rules(device, barred) + ".")
+                continue
             if not tried:
                 return "execute_command", call
             held = _confirm_first(tried[-1].result, f"Shall I run {command} on {device}?")
@@ -364,5 +379,5 @@ def device_step(t: Talk) -> Step:
             done.append((tried[-1].result or "").removeprefix("Error: "))
     switched = [c.result for c in t.results("execute_command") if c.ok and c.args.get("capability") == "switch"
                 and (c.result or "") not in done]
-    refused = any(is_refusal(d) for d in done)
+    refused = any(is_refusal(d) or HOUSE_RULES_SAY in d for d in done)
     return "halt", {"message_to_user": ("" if refused else "Done. ") + " ".join(dict.fromkeys([*switched, *done]))}

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...contract import speaker_in
+from ...contract import HouseRules, house_rules_in, speaker_in
 
 __all__ = ["Call", "Talk", "Doc", "read_talk", "read_doc", "stem_words"]
 
@@ -43,6 +43,7 @@ class Talk:
     person: str
     tools: set[str]
     calls: list[Call] = field(default_factory=list)
+    house_rules: HouseRules | None = None  # what the home's policy forbids this instruction (untrusted)
 
     def results(self, name: str) -> list[Call]:
         """The answered calls of one tool, oldest first."""
@@ -67,10 +68,11 @@ def read_talk(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Ta
         ('dim the lights', 'amal', {'halt'})
     """
     task = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "user"), "")
-    person = ""
+    person, rules = "", None
     for m in messages:
         if m.get("role") == "system":
             person = speaker_in(str(m.get("content") or "")) or person
+            rules = house_rules_in(str(m.get("content") or "")) or rules
     calls: dict[str, Call] = {}
     order: list[Call] = []
     for m in messages:
@@ -87,7 +89,7 @@ def read_talk(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Ta
         elif m.get("role") == "tool" and m.get("tool_call_id") in calls:
             calls[m["tool_call_id"]].result = str(m.get("content") or "")
     names = {(t.get("function") or {}).get("name", "") for t in tools}
-    return Talk(task.strip(), person, names, order)
+    return Talk(task.strip(), person, names, order, rules)
 
 
 @dataclass
