@@ -215,15 +215,13 @@ def to_ha(device_type: str, state: dict[str, Any]) -> tuple[str, dict[str, Any]]
         elif domain == "fan" and "speed" in state:
             attrs["percentage"] = int(round(float(state["speed"]) * 100 / 3))
         return text, attrs
-    if domain == "cover":
-        kind = {"device_class": state["device_class"]} if state.get("device_class") else {}  # curtain, garage...
-        if "position" in state:
-            return _open(float(state["position"]) > 0), {"current_position": state["position"], **kind}
-        return _open(state.get("open")), kind
-    if domain == "valve":
-        if "position" in state:
-            return _open(float(state["position"]) > 0), {"current_position": state["position"]}
-        return _open(state.get("open")), {}
+    if domain in ("cover", "valve"):
+        out = {"current_position": state["position"]} if "position" in state else {}
+        if domain == "cover" and state.get("device_class"):
+            out["device_class"] = state["device_class"]  # curtain, garage...
+        # One that only opens and closes says so, whatever position it was once given; else its position decides.
+        opened = state.get("open") if "open" in state or "position" not in state else float(state["position"]) > 0
+        return _open(opened), out
     if domain == "lock":
         return ("locked" if state.get("locked") else "unlocked"), {}
     if domain == "climate":

@@ -47,7 +47,7 @@ def test_every_reading_of_the_fixture_home_succeeds_with_no_collateral_damage(oa
     bench = run_bench(oak.tasks, agents=["function-calling"], models=["offline"], tool_set=tool_set)
     failed = {r["task"]: r["episode"]["final_message"] for r in bench.records if not r["success"]}
     assert not failed, failed
-    assert len(bench.records) == 16 and not any(r["collateral"] for r in bench.records)
+    assert len(bench.records) == 17 and not any(r["collateral"] for r in bench.records)
 
 
 def test_a_kind_in_a_room_is_every_one_there_in_has_dialect_and_a_question_in_lares(oak):

@@ -122,6 +122,8 @@ def ha_update(device_type: str, domain: str, state: dict[str, Any], change: dict
         {'on': True}
         >>> ha_update("todo", "todo", {"items": [], "unlisted": 2}, {"state": "0"})
         {'items': [], 'unlisted': 0}
+        >>> ha_update("cover", "cover", {"open": True, "position": 100}, {"state": "closed"})  # opens and closes only
+        {'open': False}
     """
     before = _view(device_type, state)
     attributes = {k: v for k, v in before.items() if k != "state"} | change.get("attributes", {})
@@ -131,6 +133,11 @@ def ha_update(device_type: str, domain: str, state: dict[str, Any], change: dict
         return {}
     if domain == "todo":  # from_ha leaves out a count of nought, which an update must still say
         update.setdefault("unlisted", 0)
+    if domain in ("cover", "valve") and "open" in state:
+        # One that only opens and closes: the state says which, and a position it was once given stays as it was.
+        update["open"] = change.get("state", before["state"]) in ("open", "opening")
+        if "current_position" not in change.get("attributes", {}):
+            update.pop("position", None)
     return update
 
 

@@ -224,12 +224,13 @@ def switch_change(dev: Dev, on: bool, domain: Any = None) -> Change | None:
     state, kind = dev.state, dev.type
     if kind in ("sensor", "binary_sensor"):
         return None  # what a sensor shows is read, never set
+    # One that opens and closes is opened or closed (HA's open_cover/close_cover), though its position may be known
+    positioned = "position" in state and "open" not in state
     if domain in ("cover", "valve") and ("open" in state or "position" in state):
-        return Change(dev.id, "position" if "position" in state else "open", (100 if on else 0) if "position" in state
-                      else on)
+        return Change(dev.id, "position", 100 if on else 0) if positioned else Change(dev.id, "open", on)
     if kind == "lock" or "locked" in state:
         return Change(dev.id, "locked", on)
-    if "position" in state or ("open" not in state and kind in ("blinds", "cover")):
+    if positioned or ("open" not in state and kind in ("blinds", "cover")):
         return Change(dev.id, "position", 100 if on else 0)
     if kind in ("door", "window", "valve", "cover") or "open" in state:  # one that only opens and closes
         return Change(dev.id, "open", on)
