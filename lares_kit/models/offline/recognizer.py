@@ -146,7 +146,7 @@ def _recognized(key: tuple, text: str, place: tuple[str, str] | None) -> tuple[A
 
     lists, names = _slot_lists(key)
     context = {"area": {"value": place[0], "text": place[1]}} if place else None
-    for said in dict.fromkeys([text, _main_clause(text, language)]):
+    for said in dict.fromkeys([text, _main_clause(text, language), _decompounded(text, key)]):
         result = recognize_best(said, intents, slot_lists=lists, language=language,
                                 intent_context=context) if said else None
         if result is not None:
@@ -174,6 +174,43 @@ def _main_clause(text: str, language: str) -> str:
     if language != "en" or len(parts) < 2 or not parts[0].strip() or _KEEPS.search(words_of(parts[1])):
         return ""
     return parts[0].strip()
+
+
+# Languages that write a place and a thing as one word ("Küchenlicht", "keukenlamp"), and the joints between them
+_COMPOUNDING = ("de", "nl", "da", "sv", "nb")
+_JOINT = re.compile(r"^(?:-|(?:en|n|s|e)-?)(?=\w{3})")
+
+
+def _decompounded(text: str, key: tuple) -> str:
+    """``text`` with each word that joins an area (or floor) to what follows split in two; "" when none does.
+
+    Home Assistant's sentences name the area and the kind apart ("Küche Licht an"); German and Dutch speakers
+    often write them as one word. Only tried when the sentence as said is not recognized.
+
+    Examples:
+        >>> key = ("de", (("kueche", "Küche", (), 0), ("wohnzimmer", "Wohnzimmer", (), 0)), (), ())
+        >>> _decompounded("Schalte das Küchenlicht ein", key), _decompounded("Wohnzimmer-Ventilator aus", key)
+        ('Schalte das Küche licht ein', 'Wohnzimmer Ventilator aus')
+        >>> _decompounded("Schalte das Licht ein", key)
+        ''
+    """
+    language, rooms, _, floors = key
+    if language not in _COMPOUNDING:
+        return ""
+    places = sorted({p for _, name, aliases, _ in rooms for p in (name, *aliases)}
+                    | {p for _, said in floors for p in said if p}, key=len, reverse=True)
+
+    def split(word: str) -> str:
+        for place in places:
+            rest = word[len(place):] if word.lower().startswith(place.lower()) else ""
+            rest = _JOINT.sub("", rest) if rest else ""
+            if len(rest) >= 3:
+                return f"{place} {rest}"
+        return word
+
+    words = text.split()
+    split_words = [split(w) for w in words]
+    return " ".join(split_words) if split_words != words else ""
 
 
 def _value(result: Any, slot: str) -> Any:
