@@ -43,6 +43,7 @@ COMMANDS = [
     ("de", "Schalte das Küchenlicht ein", {"kueche-licht": {"on": True}}, None),
     ("de", "Wohnzimmerlampen an", {"wohnzimmer-stehlampe": {"on": True}, "wohnzimmer-leselampe": {"on": True}}, None),
     ("de", "Den Wohnzimmer-Rollladen öffnen", {"wohnzimmer-rollladen": {"position": 100}}, None),
+    ("de", "Schalte die Badspiegelleuchte ein", {"bad-licht": {"on": True}}, None),  # no joint: "Bad Spiegel..."
     ("fr", "Allume la lumière de la cuisine", {"cuisine-lumiere": {"on": True}}, None),
     ("fr", "Éteins toutes les lumières partout", {"salon-liseuse": {"on": False}, "chambre-lampe": {"on": False}},
      None),

@@ -202,7 +202,7 @@ def _control(b: Beliefs, changes: list[Change], can: set[str], reason: str = "",
     message = capitalise(join_clauses(reason, "; ".join(parts)) + ".")
     if reply and not failed and not pending and not barred:  # Home Assistant's reply, in the home's language
         message = reply
-    return _halt(message, "The house rules forbid what was asked, so I say so and change nothing." if barred else
+    return _halt(message, "The house rules forbid the rest of the request, so I say so." if barred else
                  "Every change the user asked for is made, so I report back.")
 
 
