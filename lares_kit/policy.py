@@ -62,6 +62,25 @@ class Rule:
     above: float | None = None
     below: float | None = None
 
+    def covers_device(self, device_id: str, device_type: str) -> bool:
+        """Whether this rule is about a device: of its ``type``, and with an id its ``devices`` globs match.
+
+        Args:
+            device_id: The device's id.
+            device_type: The device's type, e.g. "lock".
+        """
+        return (self.type is None or device_type == self.type) and \
+            (not self.devices or any(fnmatch.fnmatchcase(device_id, g) for g in self.devices))
+
+    @property
+    def condition(self) -> tuple[str, Any]:
+        """The value test as ``(op, value)``: ``("=", False)``, ``(">", 25)``, ``("<", 5)`` or ``("changes", None)``."""
+        if self.is_ is not None:
+            return "=", self.is_
+        if self.above is not None:
+            return ">", self.above
+        return ("<", self.below) if self.below is not None else ("changes", None)
+
     def matches(self, device_id: str, device_type: str, attribute: str, value: Any) -> bool:
         """Whether this rule covers one change: its attribute, its device (by type or id glob) and its value.
 
@@ -71,11 +90,7 @@ class Rule:
             attribute: The setting that would change.
             value: Its new value.
         """
-        if attribute != self.attribute:
-            return False
-        if self.type is not None and device_type != self.type:
-            return False
-        if self.devices and not any(fnmatch.fnmatchcase(device_id, g) for g in self.devices):
+        if attribute != self.attribute or not self.covers_device(device_id, device_type):
             return False
         if self.is_ is not None:
             return value == self.is_

@@ -52,7 +52,6 @@ finished episode without trusting this gate is :mod:`lares_kit.safety_audit`.
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -207,14 +206,10 @@ class SafetyGate:
             return ""
         rules = []
         for rule in self.policy.rules:
-            devices = [d for d in self.home.devices.values() if d.exposed
-                       and (rule.type is None or d.type == rule.type)
-                       and (not rule.devices or any(fnmatch.fnmatchcase(d.id, g) for g in rule.devices))]
+            devices = [d for d in self.home.devices.values() if d.exposed and rule.covers_device(d.id, d.type)]
             if devices:
-                op, value = ("=", rule.is_) if rule.is_ is not None else (">", rule.above) if rule.above is not None \
-                    else ("<", rule.below) if rule.below is not None else ("changes", None)
                 labels = tuple(d.name if by_name else f"{d.name} ({d.id})" for d in devices)
-                rules.append(HouseRule(rule.what, rule.attribute, op, value, labels))
+                rules.append(HouseRule(rule.what, rule.attribute, *rule.condition, labels))
         night = str(self.time_of_day) if self.time_of_day is not None and self._night() else ""
         return house_rules_line(HouseRules((self.source or "").strip(), night, tuple(rules)))
 

@@ -48,7 +48,7 @@ from ..errors import LaresError
 from ..ha_tools import HA_API_PROMPT
 from ..steps import Action, Thought, ToolCall
 from .react_parser import POLICIES, Parsed, ignored_note, parse_actions, parse_thought
-from .shared import MAX_TOKENS, AgentRun, ModelFailed, RequestOptions, where_line
+from .shared import MAX_TOKENS, AgentRun, ModelFailed, RequestOptions, house_rules_of, where_line
 
 __all__ = ["ReactOptions", "run_react", "run_react_parallel", "describe_tools", "prompt_a", "prompt_b",
            "action_format", "executor_request", "rounds", "MAX_ITERATIONS", "ACTION_FORMATS"]
@@ -147,10 +147,8 @@ def describe_tools(schemas: list[dict[str, Any]]) -> str:
 
 def _speaker(run: AgentRun) -> str:
     # who speaks and where; an instruction not from the owner says so, and an untrusted one its house rules
-    safety = run.toolbox.safety
     return (speaker_line(getattr(run.toolbox.memory, "user", "")) + where_line(run.home)
-            + source_line(run.episode.source)
-            + (safety.house_rules(by_name=run.tool_set == "ha") if safety is not None else ""))
+            + source_line(run.episode.source) + house_rules_of(run.toolbox, by_name=run.tool_set == "ha"))
 
 
 def _knowledge(run: AgentRun) -> list[dict[str, str]]:

@@ -33,7 +33,7 @@ from .function_calling import FunctionCallingOptions, run_function_calling
 from .intent_action import run_intent_action
 from .react import MAX_ITERATIONS, ReactOptions, run_react, run_react_parallel
 from .sage import run_sage, sage_setup
-from .shared import AgentRun, RequestOptions, where_line
+from .shared import AgentRun, RequestOptions, house_rules_of, where_line
 
 __all__ = ["AgentSpec", "AGENTS", "DEFAULT_MAX_STEPS", "get_agent", "lares_setup"]
 
@@ -81,7 +81,7 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
     # line is said to the model too, and to an untrusted one the house rules it is held to (the policy is
     # enforced in the Toolbox regardless).
     goal = (style.goal + speaker_line(memory.user if memory is not None else "") + where_line(home)
-            + source_line(episode.source) + (box.safety.house_rules(by_name=ha) if box.safety else ""))
+            + source_line(episode.source) + house_rules_of(box, by_name=ha))
     return box, HA_ROLE_PROMPT if ha else style.role, goal
 
 

@@ -63,7 +63,7 @@ from ..tools import StopRun, Toolbox, ask_user, halt, read_device, set_device
 from ..users import NoUser
 from .dialects import start_episode
 from .function_calling import FunctionCallingOptions, run_function_calling
-from .shared import AgentRun, ModelFailed, where_line
+from .shared import AgentRun, ModelFailed, house_rules_of, where_line
 
 __all__ = ["run_sage", "sage_setup", "SageTree", "SubAgentFailed", "COORDINATOR_PROMPT", "SUB_AGENTS",
            "SUB_AGENT_MAX_STEPS", "UNDOCUMENTED", "CONFIRM_PROMPT", "HA_DEVICE_PROMPT"]
@@ -86,10 +86,6 @@ def _goal(person: str, home: Any = None, rules: str = "") -> str:
     # "You are talking to X." only when we know X: the offline model fills user_profile(person=...) from it;
     # where they are, when the run knows it; the house rules an untrusted instruction is held to.
     return GOAL + speaker_line(person) + (where_line(home) if home is not None else "") + rules
-
-
-def _rules(box: Toolbox, by_name: bool) -> str:
-    return box.safety.house_rules(by_name=by_name) if box.safety else ""
 
 
 # sub-agent -> (its role prompt, its tools). Each ends with halt, whose message is its answer.
@@ -170,7 +166,7 @@ class SageTree:
                                 model=parent.model, knowledge="latest" if ha or given else "none",
                                 max_steps=steps,
                                 system_prompt=prompt,
-                                goal_prompt=_goal(self.memory.user, parent.home, _rules(box, ha)))
+                                goal_prompt=_goal(self.memory.user, parent.home, house_rules_of(box, ha)))
         sub = AgentRun(episode, parent.home, box, parent.client, parent.model, steps,
                        options=FunctionCallingOptions(temperature=parent.options.temperature, seed=parent.options.seed),
                        server=parent.server)
@@ -264,7 +260,7 @@ def sage_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any,
     tree = SageTree(run, memory, monitor, device_tools=device_tools)
     box = Toolbox(run.home, tools=_tools(tree), user=user, memory=memory, monitor=monitor, source=run.episode.source)
     return box, COORDINATOR_PROMPT + (CONFIRM_PROMPT if box.safety else ""), _goal(memory.user, run.home,
-                                                                                 _rules(box, False))
+                                                                                 house_rules_of(box))
 
 
 def run_sage(run: AgentRun) -> None:

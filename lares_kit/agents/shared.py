@@ -48,7 +48,7 @@ from ..tools import Toolbox
 from ..users import NoAnswer, User
 from .prompts import PromptStyle, prompt_style
 
-__all__ = ["AgentRun", "ModelFailed", "Listener", "RequestOptions", "MAX_TOKENS", "where_line"]
+__all__ = ["AgentRun", "ModelFailed", "Listener", "RequestOptions", "MAX_TOKENS", "house_rules_of", "where_line"]
 
 # The Error steps of an unusable reply (the model reads them in the history and can do better next turn).
 EMPTY_REPLY = "The model sent an empty reply (no choices)."
@@ -337,6 +337,16 @@ def _json_object(raw: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def house_rules_of(box: Any, by_name: bool = False) -> str:
+    """The house rules the toolbox's safety gate holds this instruction to, for the prompt ("" when none).
+
+    Args:
+        box: The run's :class:`~lares_kit.tools.Toolbox`; its ``safety`` gate writes the rules.
+        by_name: True to name devices by name only, as Home Assistant's static context does.
+    """
+    return box.safety.house_rules(by_name=by_name) if box.safety else ""
 
 
 def where_line(home: Any) -> str:

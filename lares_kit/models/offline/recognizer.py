@@ -146,8 +146,7 @@ def _recognized(key: tuple, text: str, place: tuple[str, str] | None) -> tuple[A
 
     lists, names = _slot_lists(key)
     context = {"area": {"value": place[0], "text": place[1]}} if place else None
-    for said in dict.fromkeys([text, _main_clause(text, language), _decompounded(text, key),
-                               _decompounded(text, key, joints=True)]):
+    for said in dict.fromkeys([text, _main_clause(text, language), *_decompounded(text, key)]):
         result = recognize_best(said, intents, slot_lists=lists, language=language,
                                 intent_context=context) if said else None
         if result is not None:
@@ -182,32 +181,34 @@ _COMPOUNDING = ("de", "nl", "da", "sv", "nb")
 _JOINT = re.compile(r"^(?:-|(?:en|n|s|e)-?)(?=\w{3})")
 
 
-def _decompounded(text: str, key: tuple, joints: bool = False) -> str:
-    """``text`` with each word that joins an area (or floor) to what follows split in two; "" when none does.
+def _decompounded(text: str, key: tuple) -> list[str]:
+    """``text`` with each word that joins an area (or floor) to what follows split in two, two ways; [] if none does.
 
     Home Assistant's sentences name the area and the kind apart ("Küche Licht an"); German and Dutch speakers
     often write them as one word, sometimes with a joint between ("Küche-n-licht"). Only tried when the sentence
-    as said is not recognized: once as the word runs on ("Badspiegel": "Bad spiegel"), once without a joint.
+    as said is not recognized: once as the word runs on ("Badspiegel": "Bad spiegel"), once without a joint
+    ("-", "n", "en", "s", "e").
 
     Args:
         text: the instruction.
         key: the home's key (:func:`_key`): its language, rooms and floors.
-        joints: True to drop a joint ("-", "n", "en", "s", "e") after the area.
 
     Examples:
         >>> key = ("de", (("kueche", "Küche", (), 0), ("wohnzimmer", "Wohnzimmer", (), 0)), (), ())
-        >>> _decompounded("Wohnzimmerlampen an", key), _decompounded("Schalte das Küchenlicht ein", key, joints=True)
-        ('Wohnzimmer lampen an', 'Schalte das Küche licht ein')
-        >>> _decompounded("Wohnzimmer-Ventilator aus", key, joints=True), _decompounded("Schalte das Licht ein", key)
-        ('Wohnzimmer Ventilator aus', '')
+        >>> _decompounded("Wohnzimmerlampen an", key)
+        ['Wohnzimmer lampen an']
+        >>> _decompounded("Schalte das Küchenlicht ein", key), _decompounded("Wohnzimmer-Ventilator aus", key)
+        (['Schalte das Küche nlicht ein', 'Schalte das Küche licht ein'], ['Wohnzimmer Ventilator aus'])
+        >>> _decompounded("Schalte das Licht ein", key)
+        []
     """
     language, rooms, _, floors = key
     if language not in _COMPOUNDING:
-        return ""
+        return []
     places = sorted({p for _, name, aliases, _ in rooms for p in (name, *aliases)}
                     | {p for _, said in floors for p in said if p}, key=len, reverse=True)
 
-    def split(word: str) -> str:
+    def split(word: str, joints: bool) -> str:
         for place in places:
             rest = word[len(place):] if word.lower().startswith(place.lower()) else ""
             rest = _JOINT.sub("", rest) if rest and joints else rest
@@ -216,8 +217,8 @@ def _decompounded(text: str, key: tuple, joints: bool = False) -> str:
         return word
 
     words = text.split()
-    split_words = [split(w) for w in words]
-    return " ".join(split_words) if split_words != words else ""
+    readings = [" ".join(split(w, joints) for w in words) for joints in (False, True)]
+    return [r for r in dict.fromkeys(readings) if r != " ".join(words)]
 
 
 def _value(result: Any, slot: str) -> Any:
