@@ -63,6 +63,9 @@ COMMANDS = [
     ("nl", "Open het rolluik", {"woonkamer-rolluik": {"position": 100}}, None),
     ("nl", "Doe de keukenlamp aan", {"keuken-lamp": {"on": True}}, None),
     ("nl", "woonkamerlampen uit", {"woonkamer-leeslamp": {"on": False}}, None),
+    # short forms, as said to a speaker: the pinned templates match them (2026.12.1's rewrite no longer does)
+    ("nl", "licht in de keuken aan", {"keuken-lamp": {"on": True}}, None),
+    ("nl", "keuken 30%", {"keuken-lamp": {"on": True, "brightness": 30}}, ("HassLightSet", "brightness")),
     ("en", "turn on the light in the kitchen", {"kitchen-light": {"on": True}}, None),
     ("en", "turn off all the lights", {"sitting-room-reading-lamp": {"on": False}, "bedroom-lamp": {"on": False}},
      None),
