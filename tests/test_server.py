@@ -104,6 +104,19 @@ def test_models_endpoint(server):
     assert [m.id for m in client.models.list().data] == ["offline"]
 
 
+def test_its_url_stays_readable_once_it_has_stopped():
+    # uvicorn closes the listening socket when it stops: a recording made through the server names the URL it
+    # served on after the server is gone (tests/test_replay.py), so the address is kept, not asked of the socket.
+    srv = ModelServer(port=0).start()
+    url = srv.base_url
+    srv.stop()
+    srv.wait()
+    assert srv._socket.fileno() == -1  # uvicorn has closed it
+    assert srv.base_url == url
+    srv.close()
+    assert srv.base_url == url and srv.address[1] > 0
+
+
 def test_three_scenarios_over_http(server):
     from test_offline_scenarios import drive
 

@@ -95,20 +95,27 @@ def listen_socket(host: str, port: int) -> socket.socket:
 class ThreadedServer:
     """A uvicorn server on a listening socket, served from a background thread: start, stop, wait, close, ``with``.
 
-    Subclasses set ``_server`` (a ``uvicorn.Server``), ``_socket`` (from
-    :func:`listen_socket`) and ``thread_name``; ``lares serve-home``'s
-    server (:class:`lares_kit.serve.app.HomeServer`) is the other one.
+    Subclasses set ``_server`` (a ``uvicorn.Server``), call :meth:`_listen`
+    and set ``thread_name``; ``lares serve-home``'s server
+    (:class:`lares_kit.serve.app.HomeServer`) is the other one.
     """
 
     thread_name = "lares-server"
     _server: uvicorn.Server
     _socket: socket.socket
+    _address: tuple[str, int]
     _thread: threading.Thread | None = None
+
+    def _listen(self, host: str, port: int) -> None:
+        """Bind the listening socket (:func:`listen_socket`) and note its address."""
+        self._socket = listen_socket(host, port)
+        bound_host, bound_port = self._socket.getsockname()[:2]
+        # Kept: uvicorn closes the socket when it stops, and the URLs stay readable after stop() and close().
+        self._address = str(bound_host), int(bound_port)
 
     @property
     def address(self) -> tuple[str, int]:
-        host, port = self._socket.getsockname()[:2]
-        return str(host), int(port)
+        return self._address
 
     @property
     def url(self) -> str:
@@ -189,7 +196,7 @@ class ModelServer(ThreadedServer):
                  keep_alive: float = 15.0, max_body: int = 32 * 1024 * 1024) -> None:
         self.verbose = verbose
         self.app = ModelApp(intercept=intercept, latency=latency, read_timeout=read_timeout, max_body=max_body)
-        self._socket = listen_socket(host, port)
+        self._listen(host, port)
         config = uvicorn.Config(
             self.app.asgi, http=functools.partial(ModelProtocol, read_timeout=read_timeout),  # type: ignore[arg-type]
             ws="none", lifespan="off", interface="asgi3", loop="asyncio", proxy_headers=False, server_header=False,

@@ -40,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..models.server import ThreadedServer, listen_socket
+from ..models.server import ThreadedServer
 from .mcp_server import build_mcp_server
 from .service import HomeService
 
@@ -155,16 +155,10 @@ class HomeServer(ThreadedServer):
     def __init__(self, service: HomeService, host: str = "127.0.0.1", port: int = 0, *, debug: bool = False) -> None:
         self.service = service
         app, self.events = build_app(service, debug=debug, host=host)
-        self._socket = listen_socket(host, port)
-        host, port = self._socket.getsockname()[:2]
-        self._address = str(host), int(port)
+        self._listen(host, port)
         config = uvicorn.Config(app, lifespan="on", loop="asyncio", ws="none", proxy_headers=False,
                                 server_header=False, timeout_graceful_shutdown=1, log_config=None)
         self._server = _Uvicorn(config, self.events)
-
-    @property
-    def address(self) -> tuple[str, int]:
-        return self._address  # kept: the URLs stay readable after close()
 
     @property
     def base_url(self) -> str:
