@@ -20,10 +20,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,17 +75,28 @@ def solution_notebook(path: Path) -> nbformat.NotebookNode:
     return nb
 
 
-def execute(nb: nbformat.NotebookNode, cwd: Path = EXERCISES) -> nbformat.NotebookNode:
+def execute(nb: nbformat.NotebookNode, cwd: Path = EXERCISES, sockets: Path | None = None) -> nbformat.NotebookNode:
     """Run a notebook in a fresh kernel with ``cwd`` as its folder, progress bars off, the offline model.
 
     Args:
         nb: The notebook to run (changed in place, and returned).
         cwd: The folder the kernel starts in.
+        sockets: A folder (keep its path short) for the kernel's Unix sockets; the kernel then talks over them
+            instead of TCP ports. Give one when other processes start kernels at the same time: jupyter_client
+            chooses free TCP ports before the kernel binds them, so two kernels starting at once may be handed
+            the same ports, and one dies before it replies.
     """
     os.environ.update(QUIET_ENV)  # the kernel inherits this process's environment
     os.environ.pop("MPLBACKEND", None)
-    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(cwd)}},
-                   record_timing=False).execute()
+    km = None
+    if sockets is not None:
+        km = KernelManager(kernel_name="python3", transport="ipc", ip=str(Path(tempfile.mkdtemp(dir=sockets)) / "k"))
+    try:
+        NotebookClient(nb, km=km, timeout=CELL_TIMEOUT, kernel_name="python3", record_timing=False,
+                       resources={"metadata": {"path": str(cwd)}}).execute()
+    finally:
+        if km is not None and km.has_kernel:  # a kernel manager given to nbclient is the giver's to stop
+            km.shutdown_kernel()
     return nb
 
 

@@ -914,8 +914,12 @@ def test_exercise_notebooks_run_as_starters_and_as_solutions(tmp_path, years_ahe
                        "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"), "-q", *map(str, NOTEBOOKS)])
     nbval = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=report.open("w"), stderr=subprocess.STDOUT)
 
+    sockets = tmp_path / "kernels"
+    sockets.mkdir()
+
     def solved(path: Path) -> dict[str, str]:
-        return _verdicts(build_solutions.execute(build_solutions.solution_notebook(path)))
+        # Unix sockets, not TCP ports: nbval's kernels start at the same moments in another process.
+        return _verdicts(build_solutions.execute(build_solutions.solution_notebook(path), sockets=sockets))
 
     with ThreadPoolExecutor(max_workers=2) as pool:  # the nbval run is a third process
         results = dict(zip(EXERCISES, pool.map(solved, NOTEBOOKS)))
