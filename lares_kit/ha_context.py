@@ -16,7 +16,8 @@ device's type and name by :func:`lares_kit.ha_domains.entity_id` -- with the
 room's name in front when several devices share the name, so the five
 "Light"s of the Lares home are ``light.kitchen_light`` and so on.
 
-It never reads the wall clock: :func:`home_clock` is the home's own time.
+:func:`home_clock` is the home's own clock (:mod:`lares_kit.clock`): the
+machine's time only when that clock is a ``local`` one, so a run repeats.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from typing import Any, Iterable
 from .errors import ToolError, did_you_mean
 from .ha_domains import DOMAINS, HA_DOMAINS, device_class_of, domain_of, entity_id, to_ha
 from .home import Device, Home
-from .times import TimeError, minutes_of_day
 
 __all__ = ["STATIC_HEADER", "LIVE_HEADER", "LIVE_AT_MOST", "Target", "entity_ids", "exposed_devices", "find_targets",
            "floor_name", "home_clock", "key", "live_context", "static_context", "yaml_list"]
@@ -38,8 +38,6 @@ __all__ = ["STATIC_HEADER", "LIVE_HEADER", "LIVE_AT_MOST", "Target", "entity_ids
 STATIC_HEADER = "Static Context: An overview of the areas and the devices in this smart home:"
 LIVE_HEADER = "Live Context: An overview of the areas and the devices in this smart home:"
 KNOWN_DOMAINS = frozenset(DOMAINS.values()) | frozenset(HA_DOMAINS)
-# The poller's clock starts here too (lares_kit.monitor): a fixed day, at the home's time of day if it has one.
-DEFAULT_CLOCK = datetime(2024, 1, 1, 8, 0)
 
 _IDS: "weakref.WeakKeyDictionary[Home, tuple[int, dict[str, str]]]" = weakref.WeakKeyDictionary()
 
@@ -158,31 +156,26 @@ def static_context(home: Home) -> str:
 
 
 def home_clock(home: Home, monitor: Any = None) -> datetime:
-    """The home's date and time: the poller's clock when there is one, else a fixed day at the home's time of day.
+    """The home's date and time, on its clock: 2024-01-01 at 08:00 unless a task, ``lares run --time-of-day`` or
+    the world file set the time, then wherever the poller has moved it (the poller moves the home's own clock).
 
-    Never the wall clock, so a run repeats. The time of day is ``home.extra["time_of_day"]`` (a task's set-up,
-    ``lares run --time-of-day``), else 08:00, as the poller starts.
+    Never the wall clock, so a run repeats -- unless the home's clock is a ``local`` one (:mod:`lares_kit.clock`).
 
     Args:
-        home: The home; its ``extra["time_of_day"]`` sets the hour.
-        monitor: A :class:`~lares_kit.monitor.Monitor` whose simulated clock is the time; None for none.
+        home: The home; ``home.clock`` is the time.
+        monitor: A :class:`~lares_kit.monitor.Monitor`, whose clock is the time; None: the home's clock.
 
     Examples:
         >>> from lares_kit import load_world
+        >>> from lares_kit.clock import Clock
         >>> home = load_world("lares-home")
-        >>> home.extra["time_of_day"] = "4am"
+        >>> home_clock(home)
+        datetime.datetime(2024, 1, 1, 8, 0)
+        >>> home.clock = Clock.simulated(start="4am")
         >>> home_clock(home)
         datetime.datetime(2024, 1, 1, 4, 0)
     """
-    clock = getattr(monitor, "clock", None)
-    if clock is not None:
-        return clock.now
-    when = home.extra.get("time_of_day")
-    try:
-        minute = minutes_of_day(when) if when else None
-    except TimeError:
-        minute = None
-    return DEFAULT_CLOCK if minute is None else DEFAULT_CLOCK.replace(hour=minute // 60, minute=minute % 60)
+    return (getattr(monitor, "clock", None) or home.clock).now()
 
 
 # ----------------------------------------------------------------- targets

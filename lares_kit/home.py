@@ -26,6 +26,7 @@ from typing import Any
 
 import networkx as nx
 
+from .clock import Clock
 from .knowledge_formats import render
 
 __all__ = ["Device", "Item", "Home"]
@@ -78,7 +79,9 @@ class Home:
 
     ``graph`` is a :class:`networkx.Graph`: rooms are nodes (string ids, with
     ``name`` and ``description`` attributes), exits are undirected edges.
-    ``devices`` and ``items`` map ids to :class:`Device` and :class:`Item`.
+    ``devices`` and ``items`` map ids to :class:`Device` and :class:`Item`;
+    ``clock`` is the home's :class:`~lares_kit.clock.Clock` (the time of day
+    and the steps taken; ``time`` is its step count).
 
     Examples:
         >>> from lares_kit import load_world
@@ -93,20 +96,9 @@ class Home:
         False
     """
 
-    def __init__(
-        self,
-        id: str,
-        name: str,
-        graph: nx.Graph,
-        devices: list[Device],
-        items: list[Item],
-        robot: Item,
-        *,
-        description: str = "",
-        extra: dict[str, Any] | None = None,
-        language: str = "en",
-        floors: dict[int, dict[str, Any]] | None = None,
-    ) -> None:
+    def __init__(self, id: str, name: str, graph: nx.Graph, devices: list[Device], items: list[Item], robot: Item, *,
+                 description: str = "", extra: dict[str, Any] | None = None, language: str = "en",
+                 floors: dict[int, dict[str, Any]] | None = None, clock: Clock | None = None) -> None:
         self.id = id
         # the language its names are in and its people speak (a home-assistant-intents code: en, de, fr...)
         self.language = language
@@ -124,8 +116,8 @@ class Home:
         self.robot = robot
         # Keys of the world file this module does not interpret (users, policy...).
         self.extra: dict[str, Any] = dict(extra or {})
-        # time: one tick per action taken in the home (tools advance it).
-        self.time = 0
+        # The time of day and the steps taken (lares_kit.clock): simulated from 08:00 unless given.
+        self.clock = clock if clock is not None else Clock.simulated()
         # version: bumped on every change to the truth; lets a caller tell
         # "nothing changed since" without comparing whole states.
         self.version = 0
@@ -140,14 +132,9 @@ class Home:
         )
 
     # ------------------------------------------------------------------ reset
-    def reset(
-        self,
-        seed: int | None = None,
-        *,
-        placements: dict[str, str] | None = None,
-        states: dict[str, dict[str, Any]] | None = None,
-    ) -> "Home":
-        """Put the home back to its start; return it (so calls chain).
+    def reset(self, seed: int | None = None, *, placements: dict[str, str] | None = None,
+              states: dict[str, dict[str, Any]] | None = None) -> "Home":
+        """Put the home back to its start, its clock too (no steps, the time it started at); return it.
 
         With no ``seed`` the movable items go where the world file puts them.
         With a seed, each item (not the robot) is placed in a random room;
@@ -176,7 +163,7 @@ class Home:
             self.move_item(item_id, room)
         for dev_id, update in (states or {}).items():
             self.update_device(dev_id, update)
-        self.time = 0
+        self.clock.reset()
         self.version = 0
         self.seen = {}
         return self
@@ -272,10 +259,18 @@ class Home:
         self.robot.room = room_id
         self.version += 1
 
+    @property
+    def time(self) -> int:
+        """The steps taken in the home, one per action (``clock.steps``): the knowledge's ``"time"``."""
+        return self.clock.steps
+
+    @time.setter
+    def time(self, steps: int) -> None:
+        self.clock.steps = steps
+
     def tick(self) -> int:
-        """Advance the home's clock by one action; return the new time."""
-        self.time += 1
-        return self.time
+        """Count one more action on the home's clock; return the new step count."""
+        return self.clock.tick()
 
     def record_sighting(self, item_id: str, room_id: str) -> None:
         self.seen[item_id] = {"room": room_id, "time": self.time}
@@ -389,7 +384,8 @@ class Home:
         (episodes never change the layout) and each device's description and
         state dict are shared. The home never writes into a state dict --
         :meth:`update_device` and :meth:`reset` give the device a new one --
-        so a change in either home stays in that home. Change devices through
+        so a change in either home stays in that home (each has its own clock
+        too, at the same time and step). Change devices through
         ``update_device``, as every tool does: writing into ``device.state``
         directly would change both homes (``copy.deepcopy`` makes a copy
         that shares nothing but the start record).

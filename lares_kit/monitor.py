@@ -6,7 +6,8 @@ condition as a small Python function and tests it, then a poller checks it
 every 10 seconds and runs the stored command again *when the value turns from
 False to True* -- not on every tick while the fridge stays open.
 
-* :class:`SimClock` is the poller's time: it moves only when told to, so a
+* The poller's time is the home's own clock (``home.clock``, a simulated
+  :class:`~lares_kit.clock.Clock`): it moves only when told to, so a
   notebook can replay an afternoon in a millisecond and a test is exact.
 * :class:`Monitor` is the poller over a :class:`~lares_kit.home.Home`:
   ``register`` checks and test-runs a condition, ``notify`` attaches an
@@ -32,50 +33,25 @@ instruction that registered it (the Toolbox passes its own to the tools), and
 each :class:`Firing` carries it with the time on the poller's clock: whoever
 runs the action judges it as *that* source at *that* time
 (:mod:`lares_kit.safety`), never as whoever happened to set the poller up. A
-condition registered with no source is untrusted. The clock starts at the
-home's time of day when it has one (a task's ``setup.time_of_day``), else 08:00.
+condition registered with no source is untrusted. The home's clock says the
+time: it starts at the home's time of day (a task's ``setup.time_of_day``),
+else 08:00, and a fired run's safety gate reads it as the firing left it.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Callable
 
+from .clock import Clock
 from .errors import ToolError, choices, did_you_mean
 from .home import Home
 from .sandbox import ConditionError, Limits, Sandbox, check_condition
-from .times import TimeError, minutes_of_day
 
-__all__ = ["SimClock", "Action", "Firing", "Condition", "Check", "Monitor", "create_condition",
+__all__ = ["Action", "Firing", "Condition", "Check", "Monitor", "create_condition",
            "notify_on_condition", "list_conditions", "cancel_condition", "PERSISTENT_TOOLS"]
-
-
-@dataclass
-class SimClock:
-    """Simulated time: ``start`` plus ``seconds``; it moves only with :meth:`advance`.
-
-    Examples:
-        >>> clock = SimClock(datetime(2024, 5, 1, 18, 0))
-        >>> clock.advance(90)
-        datetime.datetime(2024, 5, 1, 18, 1, 30)
-        >>> clock.seconds
-        90.0
-    """
-
-    start: datetime = field(default_factory=lambda: datetime(2024, 1, 1, 8, 0))
-    seconds: float = 0.0  # since start
-
-    @property
-    def now(self) -> datetime:
-        return self.start + timedelta(seconds=self.seconds)
-
-    def advance(self, seconds: float) -> datetime:
-        if seconds < 0:
-            raise ValueError("the clock only moves forward")
-        self.seconds += float(seconds)
-        return self.now
 
 
 @dataclass
@@ -140,7 +116,7 @@ class Check:
 
 
 class Monitor:
-    """The poller: conditions over one Home, checked on every :meth:`tick` of a :class:`SimClock`.
+    """The poller: conditions over one Home, checked on every :meth:`tick` of the home's simulated clock.
 
     ``interval`` is the simulated seconds per tick (SAGE polls every 10 s).
     ``on_fire(firing)`` runs actions that have no callback of their own.
@@ -164,11 +140,9 @@ class Monitor:
         [(0.0, False, False), (10.0, False, False), (20.0, True, True), (30.0, True, False)]
     """
 
-    def __init__(self, home: Home, *, clock: SimClock | None = None, interval: float = 10.0,
-                 on_fire: Callable[[Firing], Any] | None = None, max_errors: int = 3,
-                 isolation: str = "auto", limits: Limits | None = None) -> None:
+    def __init__(self, home: Home, *, interval: float = 10.0, on_fire: Callable[[Firing], Any] | None = None,
+                 max_errors: int = 3, isolation: str = "auto", limits: Limits | None = None) -> None:
         self.home = home
-        self.clock = clock or SimClock(_start_of_day(home))
         self.interval = interval
         self.on_fire = on_fire
         self.max_errors = max_errors
@@ -180,6 +154,11 @@ class Monitor:
         self.refused: list[tuple[str, str]] = []  # (code, why) of each registration turned away, oldest first
         self.seconds_evaluating = 0.0  # wall time spent evaluating, for the cost per tick
         self._waiting: list[str] = []  # ids the last tick had no time for, in its order: they go first
+
+    @property
+    def clock(self) -> Clock:
+        """The poller's time: the home's own clock (one clock, so a fired run's gate reads the firing's time)."""
+        return self.home.clock
 
     # ------------------------------------------------------------ registering
     def register(self, code: str, action: Action | None = None, description: str = "",
@@ -211,10 +190,10 @@ class Monitor:
             self.sandbox.drop(condition_id)
             self.refused.append((code, str(exc)))
             raise
-        condition = Condition(condition_id, code, description, owner, self.clock.now, checked.reads, action,
+        condition = Condition(condition_id, code, description, owner, self.clock.now(), checked.reads, action,
                               value=outcome.value, source=source)
         self.conditions[condition_id] = condition
-        self.timeline.append(Check(self.clock.now, self.clock.seconds, condition_id, outcome.value))
+        self.timeline.append(Check(self.clock.now(), self.clock.seconds, condition_id, outcome.value))
         return condition_id
 
     def notify(self, condition_id: str, action: Action) -> Condition:
@@ -242,7 +221,8 @@ class Monitor:
         any action runs; actions then run in registration order. Returns the
         firings of this tick. Conditions the tick had no time for
         (``Check.skipped``) keep their last value, count no failure, and are
-        checked first next tick.
+        checked first next tick. Only a simulated clock can be moved: on a fixed
+        or local one a :class:`~lares_kit.clock.ClockError` says so.
         """
         self.clock.advance(self.interval if seconds is None else seconds)
         active = [c for c in self.conditions.values() if c.enabled]
@@ -259,12 +239,12 @@ class Monitor:
         waiting = self._waiting = [c.id for c in order if outcomes[c.id].skipped]
         if waiting:
             budget = self.sandbox.limits.tick_seconds
-            self.notices.append(f"At {self.clock.now:%H:%M:%S} the tick used its {budget:g} s before it could "
+            self.notices.append(f"At {self.clock.now():%H:%M:%S} the tick used its {budget:g} s before it could "
                                 f"check {', '.join(waiting)}; they go first at the next tick.")
         rising = []
         for condition in active:
             outcome = outcomes[condition.id]
-            check = Check(self.clock.now, self.clock.seconds, condition.id, outcome.value, error=outcome.error,
+            check = Check(self.clock.now(), self.clock.seconds, condition.id, outcome.value, error=outcome.error,
                           steps=outcome.steps, skipped=outcome.skipped)
             self.timeline.append(check)
             if outcome.skipped:
@@ -282,7 +262,7 @@ class Monitor:
         action = condition.action
         check.fired = True
         condition.fired += 1
-        firing = Firing(self.clock.now, condition.id, action.instruction, condition.description, condition.owner,
+        firing = Firing(self.clock.now(), condition.id, action.instruction, condition.description, condition.owner,
                         source=condition.source)
         callback = action.callback or self.on_fire
         if callback is not None:
@@ -290,7 +270,7 @@ class Monitor:
                 firing.result = callback(firing)
             except Exception as exc:  # an action's failure is reported; the poller goes on
                 firing.error = f"{type(exc).__name__}: {exc}"
-                self.notices.append(f"At {self.clock.now:%H:%M:%S} the action of {condition.id!r} "
+                self.notices.append(f"At {self.clock.now():%H:%M:%S} the action of {condition.id!r} "
                                     f"({action.instruction!r}) failed: {firing.error}")
         self.firings.append(firing)
         if action.once and condition.id in self.conditions:
@@ -300,7 +280,7 @@ class Monitor:
     def _failed(self, condition: Condition, error: str) -> None:
         condition.errors += 1
         condition.last_error = error
-        when = f"{self.clock.now:%H:%M:%S}"
+        when = f"{self.clock.now():%H:%M:%S}"
         if condition.errors >= self.max_errors:
             condition.enabled = False
             self.notices.append(f"At {when} the condition {condition.id!r} failed {condition.errors} times in a "
@@ -347,21 +327,10 @@ class Monitor:
 
     def __repr__(self) -> str:
         on = sum(c.enabled for c in self.conditions.values())
-        return f"<Monitor: {on} active conditions at {self.clock.now:%Y-%m-%d %H:%M:%S}, {len(self.firings)} firings>"
+        return f"<Monitor: {on} active conditions at {self.clock.now():%Y-%m-%d %H:%M:%S}, {len(self.firings)} firings>"
 
 
 # ---------------------------------------------------------------------- tools
-def _start_of_day(home: Home) -> datetime:
-    """Where the poller's clock starts: the home's time of day ("23:50", "4am", "evening") if it has one, else 08:00."""
-    start = datetime(2024, 1, 1, 8, 0)
-    when = home.extra.get("time_of_day")
-    try:
-        minute = minutes_of_day(when) if when else None
-    except TimeError:
-        minute = None  # the safety gate says what is wrong with it
-    return start if minute is None else start.replace(hour=minute // 60, minute=minute % 60)
-
-
 def _need(monitor: Monitor | None) -> Monitor:
     if monitor is None:
         raise ToolError("Persistent commands are not available here: this Toolbox has no monitor "

@@ -21,6 +21,7 @@ from typing import Any
 
 import networkx as nx
 
+from .clock import Clock
 from .datafiles import parse_data
 from .errors import LIST_AT_MOST, DataFileError, brief
 from .home import Device, Home, Item
@@ -307,11 +308,13 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
         except PolicyError as exc:
             raise WorldError(source, *str(exc).split(": ", 1)) from None
     extra = {k: v for k, v in top.items() if k not in KNOWN_KEYS}
+    when = extra.pop("time_of_day", None)  # where the home's clock starts, as a task's setup.time_of_day
     if device_extras:
         extra["device_extras"] = device_extras
     return Home(world_id, _text(top, "name", source, "", world_id), graph, devices, items, robot,
                 description=_text(top, "description", source, "", ""), extra=extra,
-                language=_language(top, source), floors=_floors(top, source, graph))
+                language=_language(top, source), floors=_floors(top, source, graph),
+                clock=None if when is None else Clock.simulated(start=when))
 
 
 def _device_mqtt(dev: dict[str, Any], source: str, key: str) -> dict[str, Any]:

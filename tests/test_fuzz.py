@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lares_kit import Toolbox, load_world
+from lares_kit.clock import Clock
 from lares_kit.tools import Observation
 from lares_kit.users import ScriptedUser
 from lares_kit.worlds import WorldError, parse_world
@@ -63,7 +64,7 @@ def is_readable(text: str) -> bool:
        night=st.sampled_from([None, "night", "03:00", "noon"]))
 def test_dispatch_never_raises_and_errors_are_sentences(home, name, args, source, night):
     house = copy.deepcopy(HOMES[home])
-    house.extra["time_of_day"] = night
+    house.clock = Clock.simulated() if night is None else Clock.fixed(night)
     box = Toolbox(house, user=ScriptedUser(fallback="Yes."), source=source or "owner")
     obs = box.dispatch(name, args)
     assert isinstance(obs, Observation)

@@ -12,6 +12,7 @@ from lares_kit import Toolbox, load_world, run_agent
 from lares_kit.agents import AGENTS, TOOL_SETS
 from lares_kit.agents.dialects import HA_ROLE_PROMPT, HAEpisode, check_tool_set, dialect_tools
 from lares_kit.agents.prompts import LEAN_GOAL_PROMPT, LEAN_ROLE_PROMPT, ROLE_PROMPT
+from lares_kit.clock import Clock
 from lares_kit.device_api import get_attribute, list_devices
 from lares_kit.device_tools import read_device, set_device
 from lares_kit.errors import ToolError
@@ -217,12 +218,12 @@ def test_vacuum_start_and_list_add_item(flat):
 def test_get_date_time_is_the_homes_clock_never_the_wall_clock(flat):
     assert json.loads(GetDateTime(flat)) == {"success": True, "result": {
         "date": "2024-01-01", "time": "08:00:00", "weekday": "Monday"}}
-    flat.extra["time_of_day"] = "23:30"
+    flat.clock = Clock.simulated(start="23:30")
     assert json.loads(GetDateTime(flat))["result"]["time"] == "23:30:00"
     monitor = Monitor(flat, isolation="inline")
     monitor.clock.advance(90)
     assert json.loads(GetDateTime(flat, monitor))["result"]["time"] == "23:31:30"
-    assert home_clock(flat, monitor) == monitor.clock.now
+    assert home_clock(flat, monitor) == monitor.clock.now()
     monitor.close()
 
 
@@ -319,7 +320,7 @@ def test_unlocking_needs_the_gates_question_then_one_yes_lets_it_through():
 def test_an_untrusted_source_is_refused(source, when, call, refused):
     home = load_world("townhouse")
     if when:
-        home.extra["time_of_day"] = when
+        home.clock = Clock.fixed(when)
     obs = ha_box(home, source=source).dispatch(*call)
     assert obs.content.startswith("Error: Refused by the home's safety policy") is refused
     assert obs.ok is not refused
@@ -420,7 +421,7 @@ def test_a_list_add_is_judged_by_the_gate_in_either_dialect(tool, args):
              "policy": {"sources": {"owner": "trusted", "letterbox": "untrusted"}}}
     for when, refused in (("04:00", True), ("12:00", False)):
         home = parse_world(world)
-        home.extra["time_of_day"] = when
+        home.clock = Clock.fixed(when)
         chores = next(d for d in home.devices.values() if d.name == "Chores")
         args = {**args, "list_id": chores.id} if "list_id" in args else args
         tools = dialect_tools(home) if tool.startswith("Hass") else device_tools_for(home)

@@ -5,7 +5,8 @@ from datetime import datetime
 import pytest
 
 from lares_kit import Toolbox, load_world
-from lares_kit.monitor import PERSISTENT_TOOLS, Action, Monitor, SimClock
+from lares_kit.clock import Clock, ClockError
+from lares_kit.monitor import PERSISTENT_TOOLS, Action, Monitor
 from lares_kit.sandbox import ConditionError, Limits
 from lares_kit.tools import DEVICE_TOOLS, set_light
 
@@ -181,11 +182,17 @@ def test_register_refuses_with_a_sentence(monitor, code, words):
     assert monitor.list() == []
 
 
-def test_sim_clock():
-    clock = SimClock(datetime(2024, 5, 1, 18, 0))
-    assert clock.advance(10) == datetime(2024, 5, 1, 18, 0, 10)
-    with pytest.raises(ValueError):
-        clock.advance(-1)
+def test_the_poller_moves_the_homes_own_clock(home):
+    home.clock = Clock.simulated(start=datetime(2024, 5, 1, 18, 0))
+    with Monitor(home, isolation="inline") as monitor:
+        assert monitor.clock is home.clock
+        monitor.tick(10)
+        assert home.clock.now() == datetime(2024, 5, 1, 18, 0, 10) and home.clock.seconds == 10
+        with pytest.raises(ValueError):
+            monitor.tick(-1)
+        home.clock = Clock.fixed("18:00")  # a fixed clock never moves: the poller says so, it does not hang
+        with pytest.raises(ClockError, match="only a simulated clock can be moved"):
+            monitor.tick()
 
 
 # ------------------------------------------------------------------- tools

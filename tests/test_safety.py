@@ -28,6 +28,7 @@ from lares_kit.bench.events import Event, play_events
 from lares_kit.bench.runner import run_bench
 from lares_kit.bench.tasks import load_suite
 from lares_kit.cli import main
+from lares_kit.clock import Clock
 from lares_kit.device_api import DEVICE_API_TOOLS
 from lares_kit.episode import Episode
 from lares_kit.models import make_client
@@ -481,7 +482,7 @@ def _policy_home(time_of_day: str) -> Any:
     # The SAGE home (documented devices, so SAGE can write conditions) with the shared house's policy.
     home = load_world("sage-home")
     home.extra["policy"] = load_world("shared-house").extra["policy"]
-    home.extra["time_of_day"] = time_of_day
+    home.clock = Clock.simulated(start=time_of_day)  # as a task's setup.time_of_day
     home.devices["hallway-light"].state["on"] = False
     return home
 
@@ -502,7 +503,7 @@ def test_a_fired_command_runs_as_its_own_source_at_the_time_it_fires(first, seco
     fired = [f["episode"] for f in log.firings]
     assert len(fired) == 1 and fired[0].source == second
     assert home.devices["hallway-light"].state["on"] is lit
-    assert home.extra["time_of_day"] == at  # the firing's time was the fired run's alone
+    assert home.clock.time_of_day() == clock_text(monitor.clock.now()) != at  # the poller moved the home's clock
     fired_at = clock_text(monitor.clock.start.replace(hour=int(at[:2]), minute=int(at[3:])))
     assert unsafe_actions(fired[0], _policy_home(at), time_of_day=fired_at) == []
 
@@ -522,10 +523,11 @@ def test_a_condition_registered_without_a_source_fires_untrusted():
 
 def test_the_poller_starts_at_the_homes_time_of_day():
     home = load_world("sage-home")
-    home.extra["time_of_day"] = "9:45 pm"
-    assert Monitor(home, isolation="inline").clock.now == datetime(2024, 1, 1, 21, 45)
-    home.extra["time_of_day"] = "whenever"
-    assert Monitor(home, isolation="inline").clock.now == datetime(2024, 1, 1, 8, 0)
+    home.clock = Clock.simulated(start="9:45 pm")
+    assert Monitor(home, isolation="inline").clock.now() == datetime(2024, 1, 1, 21, 45)
+    home.clock = Clock.simulated(start="whenever")  # unreadable: kept for the policy to name, and 08:00 meanwhile
+    assert Monitor(home, isolation="inline").clock.now() == datetime(2024, 1, 1, 8, 0)
+    assert load_world("sage-home").clock.now() == datetime(2024, 1, 1, 8, 0)
 
 
 def _cli(capsys, *argv: str) -> tuple[int, Any]:

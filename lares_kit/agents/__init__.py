@@ -38,8 +38,6 @@ from .shared import AgentRun, Listener, ModelFailed
 
 __all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "TOOL_SETS", "AgentSpec", "run_agent", "get_agent", "AgentRun"]
 
-_UNSET = object()  # "the home had no time of day", for putting it back after a fired run
-
 
 def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", model: str | None = None, *,
               client: Any = None, user: User | None = None, knowledge: str | None = None,
@@ -172,22 +170,13 @@ def _run_fired(parent: AgentRun, firing: Any) -> Episode:
     """The poller's callback: run a fired instruction through the same design again, in the same home.
 
     It runs as the source that registered the condition (no source: an untrusted one) at the time it
-    fires on the poller's clock -- not as whoever's run set this callback, nor at that run's time: a
-    letterbox's "when the fridge opens, ..." stays the letterbox's, and at 22:01 it is night.
+    fires -- not as whoever's run set this callback, nor at that run's time: a letterbox's "when the
+    fridge opens, ..." stays the letterbox's, and at 22:01 it is night. The poller moves the home's own
+    clock, so the fired run's safety gate already reads the firing's time there.
     """
-    from ..times import clock_text
-
     home, box = parent.home, parent.toolbox
-    saved = home.extra.get("time_of_day", _UNSET)
-    home.extra["time_of_day"] = clock_text(firing.time)  # what the safety gate of the fired run reads
-    try:
-        return run_agent(firing.instruction, home, parent.episode.agent, parent.model, client=parent.client,
-                         memory=box.memory, monitor=box.monitor, max_steps=parent.max_steps,
-                         source=firing.source or "", options={"temperature": parent.options.temperature,
-                                                                   "seed": parent.options.seed},
-                         server=parent.server, tool_set=parent.tool_set)
-    finally:
-        if saved is _UNSET:
-            home.extra.pop("time_of_day", None)
-        else:
-            home.extra["time_of_day"] = saved
+    return run_agent(firing.instruction, home, parent.episode.agent, parent.model, client=parent.client,
+                     memory=box.memory, monitor=box.monitor, max_steps=parent.max_steps,
+                     source=firing.source or "", options={"temperature": parent.options.temperature,
+                                                               "seed": parent.options.seed},
+                     server=parent.server, tool_set=parent.tool_set)

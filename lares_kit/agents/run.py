@@ -29,9 +29,9 @@ TIME``): the world's safety policy (:mod:`lares_kit.safety`) trusts only the
 sources it lists as trusted -- ``--source letterbox --time-of-day 4am`` in the
 ``shared-house`` is the Lares write-up's voice through the letterbox, and
 every change it asks for is refused. The default source is the owner; the
-time of day is parsed (``04:00``, ``4am``, ``23:30:00``, ``night``) and also
-starts the poller's clock. With ``--json`` the object then also has
-``source`` and ``time_of_day``.
+time of day is parsed (``04:00``, ``4am``, ``23:30:00``, ``night``) and starts
+the home's simulated clock (:mod:`lares_kit.clock`), which the poller moves
+on. With ``--json`` the object then also has ``source`` and ``time_of_day``.
 
 **Which tools** (``--tools ha``): Home Assistant's intent tools and static
 context instead of the Lares tools and world knowledge
@@ -65,6 +65,7 @@ import sys
 import textwrap
 from typing import Any
 
+from ..clock import Clock
 from ..errors import LaresError
 from ..home import Home
 from ..phrases import is_persistent
@@ -135,8 +136,8 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
     if person:
         home.extra["user"] = person  # who gives the instruction, as a benchmark task's setup.user: the memory's user
     when = check_time_of_day(getattr(args, "time_of_day", None))
-    if when is not None:
-        home.extra["time_of_day"] = when  # as a task's setup.time_of_day: the safety policy and the poller read it
+    if when is not None:  # as a task's setup.time_of_day: the home's clock starts there, the poller moves it on
+        home.clock = Clock.simulated(start=when)
     source = getattr(args, "source", None)
     tool_set = getattr(args, "tools", None) or "lares"  # --tools lares|ha: the tool dialect (agents.dialects)
     events = parse_event_texts(getattr(args, "event", None) or [], home)

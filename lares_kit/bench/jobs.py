@@ -154,10 +154,12 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
         extra = ({"tool_set": job.tool_set} if job.tool_set != "lares" else {}) | (
             {"options": job.options()} if job.options() else {}) | job._settings()
         # The speaker (task.setup.user) is in scene.home.extra["user"] and scene.memory's user.
+        ran_at = scene.home.clock.time_of_day()  # the time the episode runs at, for the audit: the poller moves on
         episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
                             knowledge=knowledge, user=scene.user, max_steps=task.max_steps,
                             memory=scene.memory, monitor=monitor, source=task.setup.source, **extra)
         if monitor is not None:
+            events_from = monitor.clock.seconds  # the firings' seconds count from here
             log = play_events(task.events, scene.home, monitor)
     except Exception as exc:  # noqa: BLE001 -- a broken agent or client must not stop the other episodes
         record.update(seconds=round(time.perf_counter() - start, 3), error=f"{type(exc).__name__}: {exc}")
@@ -179,11 +181,12 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
                     run["usage"][k] += extra_run["usage"].get(k, 0)
     checks = run_checks(task.expect, outcome)
     # The audit reads the trace against the policy, apart from the gate that guarded the run (safety_audit).
-    unsafe = unsafe_actions(episode, world, task.setup.source, task.setup.time_of_day)
+    unsafe = unsafe_actions(episode, world, task.setup.source, ran_at)
     for firing in log.firings if log is not None else []:  # a fired action runs as its condition's source, then
         fired = firing["episode"]
         if fired is not None and hasattr(fired, "steps"):
-            unsafe += unsafe_actions(fired, world, None, monitor.clock.start + timedelta(seconds=firing["seconds"]))
+            fired_at = monitor.clock.start + timedelta(seconds=events_from + firing["seconds"])
+            unsafe += unsafe_actions(fired, world, None, fired_at)
     # Home Assistant's judgement names entities; the others, devices.
     damage = ({e for c in checks for e in c.collateral if c.kind == "ha_state"} if task.expect.ha is not None
               else set(collateral(task.expect, outcome.start, outcome.home)))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..clock import Clock
 from ..home import Home
 from ..users import ScriptedUser
 from .tasks import Task
@@ -105,9 +106,10 @@ def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
     home.reset(seed if setup.shuffle else None, placements=setup.placements, states=setup.states)
     if setup.robot:
         home.move_robot(setup.robot)
-    if setup.time_of_day or setup.user:
-        # Kept with the home for agents that read the context (none may read the truth).
-        home.extra["time_of_day"], home.extra["user"] = setup.time_of_day, setup.user
+    if setup.time_of_day:  # the home's clock starts at the task's hour: the policy reads it, a poller moves it on
+        home.clock = Clock.simulated(start=setup.time_of_day)
+    if setup.user:  # who speaks, kept with the home for agents that read the context (none may read the truth)
+        home.extra["user"] = setup.user
     if setup.room:  # where the person speaks from: the goal prompt says so (lares_kit.contract.room_line)
         home.extra["room"] = setup.room
     home.version = 0

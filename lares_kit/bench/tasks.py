@@ -57,7 +57,7 @@ class Setup:
     placements: dict[str, str] = field(default_factory=dict)  # item id -> room id (after shuffling)
     states: dict[str, dict[str, Any]] = field(default_factory=dict)  # device id -> state updates
     robot: str | None = None  # the robot's starting room, if not the world's
-    time_of_day: str | None = None  # "morning", "evening"... for the user's answers
+    time_of_day: str | None = None  # "04:00", "evening"...: starts the home's clock; fills {time_of_day} in answers
     user: str | None = None  # who gives the instruction, for the user's answers
     # Earlier sessions, in a fresh long-term memory before the episode starts (None: no memory):
     # {"preferences": {key: value}, "turns": [{"role", "text", "at", "user"}]}; see worlds/tasks/README.md
