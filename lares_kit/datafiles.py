@@ -20,6 +20,13 @@ shares), and why they are where they are (a 5,000-device building is a
 * :data:`MAX_DEPTH` -- levels of nesting (50), so code that walks the data
   recursively (``copy.deepcopy``, ``json.dumps``) never runs out of stack.
 
+Every file is opened by :func:`open_data_file`, which opens only a regular
+file: a named pipe, a device or a socket where a file should be is a
+sentence, never a read that waits for ever (opening a pipe waits for a
+writer) or never ends (``/dev/zero``). JSON Lines files (bench journals,
+model recordings) are read a line at a time with :func:`bounded_lines`,
+which never holds more than :data:`MAX_BYTES` of one line.
+
 JSON goes to the ``json`` module (a 5,000-device world reads in a
 hundredth of a second), then through the same limits; YAML to
 :mod:`lares_kit.yamldata`, which counts as it reads. YAML is read as YAML
@@ -38,7 +45,8 @@ import json
 import os
 import stat
 from collections import Counter
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 from .datalimits import (
     INT_RANGE,
@@ -54,7 +62,8 @@ from .datalimits import (
 from .errors import DataFileError, brief, clip
 
 __all__ = ["INT_RANGE", "MAX_BYTES", "MAX_DEPTH", "MAX_TEXT", "MAX_VALUES", "DuplicateKeyWarning", "key_path",
-           "parse_data", "parse_json", "path_kind", "read_data_file", "read_text_file", "warn_duplicates"]
+           "bounded_lines", "decode_text", "open_data_file", "parse_data", "parse_json", "path_kind", "read_data_file",
+           "read_text_file", "warn_duplicates"]
 
 
 def path_kind(path: str | os.PathLike) -> str:
@@ -78,11 +87,133 @@ def path_kind(path: str | os.PathLike) -> str:
     return "file" if stat.S_ISREG(mode) else "folder" if stat.S_ISDIR(mode) else "other"
 
 
+def open_data_file(path: str | os.PathLike, error: Error = DataFileError) -> BinaryIO:
+    """``path`` opened for reading in binary, once it is known to be a regular file; else ``error(file, "", sentence)``.
+
+    Every data file the toolkit reads is opened here. A named pipe (FIFO), a device or a socket is refused
+    before it is opened -- opening a pipe waits until something writes into it, which may be never -- and
+    the file is opened without waiting and checked again, so a pipe put in its place meanwhile is refused too.
+
+    Args:
+        path: The file.
+        error: (file, key path, message) -> the exception to raise.
+
+    Examples:
+        >>> with open_data_file("worlds/lares-home.yaml") as f:
+        ...     f.read(14)
+        b'# The default '
+        >>> open_data_file("worlds")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.DataFileError: worlds: this is a folder, not a file
+
+    (A named pipe is ``...: not a regular file (a named pipe); name a file``: ``tests/test_bad_inputs.py``
+    checks it in a process of its own, so a mistake there cannot make the test wait for ever.)
+    """
+    source = str(path)
+    try:
+        problem = _not_regular(os.stat(path).st_mode)
+        if problem is None:
+            # O_NONBLOCK: a pipe put there after the stat opens at once instead of waiting for a writer (then refused)
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise error(source, "", "file not found") from None
+    except OSError as exc:  # a name too long, no permission, a file where a folder should be
+        raise error(source, "", f"cannot be read ({exc.strerror or type(exc).__name__})") from None
+    except ValueError:  # a NUL character in the name
+        raise error(source, "", "cannot be read (its name holds a NUL character)") from None
+    if problem is None:
+        try:
+            problem = _not_regular(os.fstat(fd).st_mode)
+            if problem is None:
+                if hasattr(os, "set_blocking"):
+                    os.set_blocking(fd, True)  # a regular file: reads as usual
+                return os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    raise error(source, "", problem)
+
+
+NEWLINE = b"\n"
+_SPECIAL = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+            (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(mode: int) -> str | None:
+    # None for a regular file, else why it is not one, as the end of a sentence
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "this is a folder, not a file"
+    return f"not a regular file ({next((name for test, name in _SPECIAL if test(mode)), 'not a file')}); name a file"
+
+
+def bounded_lines(handle: BinaryIO, limit: int = MAX_BYTES) -> Iterator[bytes | None]:
+    """Each line of a binary file, its newline kept (the last may have none); None for a line over ``limit`` bytes.
+
+    Never holds more than ``limit`` bytes of one line: the rest of a longer line is read in pieces and dropped,
+    so a file of one endless line cannot fill the memory.
+
+    Args:
+        handle: A file opened for reading in binary (:func:`open_data_file`).
+        limit: The most bytes a line may have.
+
+    Examples:
+        >>> import io
+        >>> list(bounded_lines(io.BytesIO(b'{"a": 1}\\n' + b"x" * 50 + b"\\n{}"), limit=20))
+        [b'{"a": 1}\\n', None, b'{}']
+    """
+    while True:
+        raw = handle.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) <= limit:
+            yield raw
+            continue
+        while raw and not raw.endswith(b"\n"):  # the rest of the over-long line, piece by piece
+            raw = handle.readline(2**20)
+        yield None
+
+
+def decode_text(raw: bytes, source: str, error: Error = DataFileError, where: str = "") -> str:
+    """``raw`` as UTF-8 text (a byte-order mark dropped), or ``error`` naming the byte and its line.
+
+    Args:
+        raw: The bytes.
+        source: The file they came from, for messages.
+        error: (file, key path, message) -> the exception to raise.
+        where: Which line of a file they are (``"line 12"``); "" for a whole file (the sentence names the line
+            and says to save the file as UTF-8).
+
+    Examples:
+        >>> decode_text(b"caf\\xc3\\xa9", "x.yaml")
+        'café'
+        >>> decode_text(b"a\\nb\\xff", "x.yaml")  # doctest: +NORMALIZE_WHITESPACE
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.DataFileError: x.yaml: not UTF-8 text: byte 0xff on line 2 cannot be read;
+        save the file as UTF-8
+        >>> decode_text(b"\\xff", "episodes.jsonl", where="line 3")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.DataFileError: episodes.jsonl: line 3: not UTF-8 text: byte 0xff cannot be read
+    """
+    try:
+        return raw.decode("utf-8-sig")  # -sig: a byte-order mark some editors write is not part of the text
+    except UnicodeDecodeError as exc:
+        # a whole file: which line, and what to do; a line of a file a program wrote (a journal): only the byte
+        on = f" on line {raw[:exc.start].count(NEWLINE) + 1}" if not where else ""
+        advice = "; save the file as UTF-8" if not where else ""
+        raise error(source, where, f"not UTF-8 text: byte 0x{raw[exc.start]:02x}{on} cannot be read{advice}") from None
+
+
 def read_text_file(path: str | os.PathLike, error: Error = DataFileError) -> str:
     """The text of a UTF-8 file of at most :data:`MAX_BYTES`, or ``error(file, "", sentence)``.
 
     Args:
-        path: The file.
+        path: The file: a regular file (:func:`open_data_file`), never a pipe or a device.
         error: (file, key path, message) -> the exception to raise.
 
     Examples:
@@ -92,23 +223,14 @@ def read_text_file(path: str | os.PathLike, error: Error = DataFileError) -> str
         lares_kit.errors.DataFileError: no/such/file.yaml: file not found
     """
     source = str(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)  # read() with a limit: a FIFO or /dev/zero cannot make it hang or grow
-    except FileNotFoundError:
-        raise error(source, "", "file not found") from None
-    except IsADirectoryError:
-        raise error(source, "", "this is a folder, not a file") from None
-    except OSError as exc:
-        raise error(source, "", f"cannot be read ({exc.strerror or type(exc).__name__})") from None
+    with open_data_file(path, error) as f:
+        try:
+            raw = f.read(MAX_BYTES + 1)  # read() with a limit: a file growing as it is read cannot grow this
+        except OSError as exc:
+            raise error(source, "", f"cannot be read ({exc.strerror or type(exc).__name__})") from None
     if len(raw) > MAX_BYTES:
         raise error(source, "", f"the file is bigger than {MAX_BYTES // 2**20} MB, the most these files may be")
-    try:
-        return raw.decode("utf-8-sig")  # -sig: a byte-order mark some editors write is not part of the text
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise error(source, "", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} on line {line} cannot be read; "
-                                "save the file as UTF-8") from None
+    return decode_text(raw, source, error)
 
 
 def read_data_file(path: str | os.PathLike, error: Error = DataFileError) -> Any:

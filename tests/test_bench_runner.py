@@ -255,8 +255,8 @@ def test_lares_bench_with_runs_naming_a_file_exits_2(tmp_path):
                            "lh-kitchen-on", "--agent", "intent-action", "--runs", str(taken)],
                           capture_output=True, text=True)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr == (f"lares: the runs folder {taken} is a file; name a folder for the episode "
-                           "records (a new one is made)\n")
+    assert proc.stderr == (f"lares: --runs {taken}: cannot be written: it is a file, not a folder; name a folder (it "
+                           "is made if missing)\n")  # said before any task is read or episode run (cli.check_outputs)
 
 
 def test_lares_bench_resumes_past_broken_records_with_one_warning_line_each(tmp_path):

@@ -256,8 +256,9 @@ def test_clients_given_in_python_need_threads():
 
 
 @pytest.mark.slow
-def test_an_unreachable_dask_scheduler_is_one_sentence():
+def test_an_unreachable_dask_scheduler_is_one_sentence(monkeypatch):
     pytest.importorskip("distributed", reason="the [dask] extra is not installed")
+    monkeypatch.setenv("LARES_DASK_TIMEOUT", "1")  # the sentence comes once the timeout is over: one second will do
     with pytest.raises(LaresError, match="cannot reach the Dask scheduler"):
         run_bench(SLICE[:1], agents=["intent-action"], models=["offline"], executor="dask",
                   scheduler="tcp://127.0.0.1:9")

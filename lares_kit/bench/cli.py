@@ -31,16 +31,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_json_atomic
-from ..errors import LaresError
+from ..atomic import write_atomic, write_json_atomic
+from ..errors import LaresError, clip
 from ..paths import user_dir
 from .ha_dataset import load_ha_dataset
+from .journal import JOURNAL
 from .report import format_table, plot
-from .runner import DEFAULT_AGENTS, run_bench
+from .runner import DEFAULT_AGENTS, check_counts, run_bench
 from .tasks import Task, load_tasks, task_home
 from .workers import worker_client
 
-__all__ = ["LOCAL_SLICE", "cli_bench", "select_tasks"]
+__all__ = ["LOCAL_SLICE", "check_outputs", "cli_bench", "select_tasks"]
 
 LOCAL_SLICE = 20  # tasks in the default slice for the local model (about 30 tokens/s on 2 cores)
 
@@ -94,6 +95,71 @@ def _per_episode(clients: dict[str, Any]) -> dict[str, Any]:
     return given
 
 
+def check_outputs(json_path: str | None, plot_path: str | None, runs: str | Path | None) -> None:
+    """Refuse, before a run, a ``--json``, ``--plot`` or ``--runs`` path that could not be written after it.
+
+    Missing folders above a path are fine (they are made); a folder where a file goes, a file where a folder
+    goes, no permission, or an image type matplotlib cannot draw is one sentence. Nothing is written.
+
+    Args:
+        json_path: ``--json PATH``, or None.
+        plot_path: ``--plot PATH``, or None.
+        runs: The runs folder (``--runs DIR`` or the default one), or None.
+
+    Examples:
+        >>> import tempfile
+        >>> here = tempfile.mkdtemp()
+        >>> check_outputs(here + "/new/results.json", None, here + "/runs")
+        >>> check_outputs(here, None, None)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: --json ...: cannot be written: it is a folder, not a file; name a file ...
+    """
+    from ..atomic import unwritable
+
+    a_file, a_folder = "a file (missing folders above it are made)", "a folder (it is made if missing)"
+    wanted = [("--json", json_path, False, a_file), ("--plot", plot_path, False, a_file),
+              ("--runs", runs, True, a_folder)]
+    if runs is not None:  # the journal inside it is appended to: not a folder, a pipe or a read-only file
+        wanted.append(("--runs", Path(runs) / JOURNAL, False, f"another runs folder, or move {JOURNAL} away"))
+    for flag, path, folder, instead in wanted:
+        problem = unwritable(path, folder=folder) if path is not None else None
+        if problem is not None:
+            raise LaresError(f"{flag} {clip(str(path), 300)}: cannot be written: {problem}; name {instead}")
+    if plot_path is not None:
+        _image_format(plot_path)
+
+
+def _image_format(path: str) -> str:
+    # The format matplotlib writes for a file name: its suffix (png, svg, pdf...), png when it has none
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(path).suffix[1:].lower()
+    known = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in known:
+        raise LaresError(f"--plot {clip(str(path), 300)}: matplotlib cannot draw a .{clip(suffix, 20)} image; end the "
+                         f"name with one of: {', '.join('.' + k for k in sorted(known))}")
+    return suffix or "png"
+
+
+def _image(figure: Any, path: str) -> bytes:
+    # the figure drawn into memory, so the file is written whole (atomic.write_atomic) or not at all
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=_image_format(path), dpi=120)
+    return buffer.getvalue()
+
+
+def _save(path: str, write: Any, runs: Path) -> None:
+    # a write that fails after the run (a full disk, a folder removed meanwhile): a sentence, the records are kept
+    try:
+        write()
+    except OSError as exc:
+        raise LaresError(f"cannot write {clip(str(path), 300)} ({exc.strerror or type(exc).__name__}); the episode "
+                         f"records are in {runs}/{JOURNAL}, and running the same command again writes it") from None
+
+
 def cli_bench(args: argparse.Namespace) -> int:
     """Run ``lares bench``; returns the exit status (0, or 2 for bad input via LaresError).
 
@@ -106,8 +172,9 @@ def cli_bench(args: argparse.Namespace) -> int:
     for agent in agents:
         get_agent(agent)  # an unknown name fails now, with the list of agents
     trials = getattr(args, "trials", 1)
-    if args.seeds < 1 or args.concurrency < 1 or trials < 1:
-        raise LaresError("--seeds, --trials and --concurrency must be at least 1")
+    check_counts(args.seeds, trials, args.concurrency)  # before anything is read or built
+    runs = Path(args.runs) if args.runs else user_dir("runs") / time.strftime("bench-%Y%m%d-%H%M%S")
+    check_outputs(args.json_path, args.plot, runs)  # a path that cannot be written is known now, not after the run
     temperature = None
     if getattr(args, "temperature", None) is not None:
         from ..agents.run import request_options
@@ -141,7 +208,6 @@ def cli_bench(args: argparse.Namespace) -> int:
     tasks = select_tasks(tasks, getattr(args, "tasks", None), limit)
     if not tasks:
         raise LaresError("no task matches --tasks " + " ".join(args.tasks or []))
-    runs = Path(args.runs) if args.runs else user_dir("runs") / time.strftime("bench-%Y%m%d-%H%M%S")
     bench = run_bench(tasks, agents=agents, models=wanted, clients=_per_episode(clients) or None, seeds=args.seeds,
                       concurrency=args.concurrency, runs=runs, tool_set=getattr(args, "tools", None) or "lares",
                       trials=trials, temperature=temperature, executor=getattr(args, "executor", None),
@@ -161,10 +227,10 @@ def cli_bench(args: argparse.Namespace) -> int:
           f"x {args.seeds} seed(s) x {trials} trial(s)) in {bench.seconds:.1f} s{resumed} ({bench.executor}); "
           f"episode records in {runs}/episodes.jsonl")
     if args.json_path:
-        write_json_atomic(args.json_path, bench.to_json())
+        _save(args.json_path, lambda: write_json_atomic(args.json_path, bench.to_json()), runs)
         print(f"results written to {args.json_path}")
     if args.plot:
-        plot(bench.summary, args.plot)
+        _save(args.plot, lambda: write_atomic(args.plot, _image(plot(bench.summary), args.plot)), runs)
         print(f"figure written to {args.plot}")
     if clients:  # a request the replay did not hold is the command's error; else what was recorded or replayed
         from ..models.replay import command_report

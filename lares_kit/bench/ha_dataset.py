@@ -13,13 +13,14 @@ makes it a world) and task files ``*.yaml``, each with a ``category`` and ``test
         ignore_changes: {light.desk_lamp: [brightness]}
         expect_response: [on]          # or a string
 
-A **dataset** is a folder of homes (at any depth) beside a ``dataset_card.yaml`` (whose ``name``
-names the suite). Every sentence is one :class:`~lares_kit.bench.tasks.Task` that carries its home
-(``Task.world_data``: no file under ``worlds/`` is written or needed). Its set-up is HA's ``setup``
-in lares_kit's terms; its checks are Home Assistant's (:mod:`lares_kit.bench.ha_diff`): the
-whole-home state diff, in which any change not asked for fails the task and is named as collateral
-damage in the record, and the words of ``expect_response``. The simulated user gives no answers: HA's
-harness has one turn.
+A **dataset** is a folder of homes (up to :data:`FOLDER_DEPTH` folders down) beside a
+``dataset_card.yaml`` (whose ``name`` names the suite; ids and file names made from it are cut to
+:data:`ID_AT_MOST` characters). Every sentence is one :class:`~lares_kit.bench.tasks.Task` that
+carries its home (``Task.world_data``: no file under ``worlds/`` is written or needed). Its set-up
+is HA's ``setup`` in lares_kit's terms; its checks are Home Assistant's
+(:mod:`lares_kit.bench.ha_diff`): the whole-home state diff, in which any change not asked for fails
+the task and is named as collateral damage in the record, and the words of ``expect_response``. The
+simulated user gives no answers: HA's harness has one turn.
 
 :func:`load_ha_dataset` reads a home or a dataset; :func:`import_ha` writes it as world files and a
 suite file that ``lares bench --suite`` runs; :func:`ha_oracle_steps` is the oracle's count for such
@@ -37,7 +38,7 @@ from typing import Any, NamedTuple
 
 from ..datafiles import path_kind, read_data_file
 from ..devices import attributes_of
-from ..errors import brief
+from ..errors import LaresError, brief, clip
 from ..home import Home
 from ..worlds import WorldError, parse_world
 from .ha_diff import HA_KEYS, entity_change, entity_ids, ha_update, parse_ha_expect
@@ -52,7 +53,9 @@ __all__ = ["CARD", "FIXTURES", "HADataset", "HADatasetError", "ha_oracle_steps",
 FIXTURES = "_fixtures.yaml"
 CARD = "dataset_card.yaml"
 TEST_KEYS = {"sentences", "setup", "context_device", *HA_KEYS}
-ID_AT_MOST = 90  # characters of a task id; a longer sentence is cut and a short hash of it added
+ID_AT_MOST = 90  # characters of a task or world id; a longer one is cut and a short hash of it added
+FOLDER_DEPTH = 16  # folders below DIR searched for homes; the public datasets put theirs one or two down
+FOLDERS_AT_MOST = 20_000  # folders searched at most
 
 
 class HADataset(NamedTuple):
@@ -62,26 +65,66 @@ class HADataset(NamedTuple):
     tasks: list[Task]
 
 
-def _homes(root: Path) -> tuple[str, list[Path]]:
-    # (the suite's name, the home folders): DIR itself, or every folder with a _fixtures.yaml under it
+def _check_root(root: Path) -> None:
     kind = path_kind(root)
     if kind != "folder":
         what = {"missing": "folder not found", "file": "this is a file"}.get(kind, "not a folder")
         raise HADatasetError(str(root), "", f"{what}; name a home (a folder with {FIXTURES}) or a dataset (a folder "
                              "of homes)")
-    if (root / FIXTURES).is_file():
+
+
+def _homes(root: Path) -> tuple[str, list[Path]]:
+    # (the suite's name, the home folders): DIR itself, or every folder with a _fixtures.yaml under it
+    _check_root(root)
+    if path_kind(root / FIXTURES) != "missing":  # a pipe or a folder of that name too: the reader says what it is
         return root.resolve().name, [root]
-    homes = sorted(p.parent for p in root.rglob(FIXTURES)
-                   if not any(part.startswith(".") for part in p.relative_to(root).parts))  # not in .git and such
+    homes = sorted(_home_folders(root))
     if not homes:
         raise HADatasetError(str(root), "", f"no {FIXTURES} here or in the folders below; name a home (a folder "
                              f"with {FIXTURES} and task files) or a dataset (a folder of homes beside a {CARD})")
     name = root.resolve().name
-    if (root / CARD).is_file():
+    if path_kind(root / CARD) != "missing":
         card = read_data_file(root / CARD, HADatasetError)
         if isinstance(card, dict) and isinstance(card.get("name"), str) and card["name"].strip():
             name = card["name"]
     return name, homes
+
+
+def _home_folders(root: Path) -> list[Path]:
+    # Every folder under root holding a _fixtures.yaml, found with a stack, not recursion (a folder tree 1,100
+    # deep must be a sentence, not a RecursionError); hidden folders (.git...) and links to folders are not
+    # entered, and the search stops at FOLDER_DEPTH levels and FOLDERS_AT_MOST folders (DIR named / by mistake).
+    found, stack, seen = [], [(root, 0)], 0
+    while stack:
+        folder, depth = stack.pop()
+        seen += 1
+        if seen > FOLDERS_AT_MOST:
+            raise HADatasetError(str(root), "", f"more than {FOLDERS_AT_MOST:,} folders under it; name the dataset's "
+                                 "own folder (the one beside its dataset_card.yaml) or a home")
+        try:
+            with os.scandir(folder) as entries:
+                listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+        except OSError as exc:
+            raise HADatasetError(str(folder), "", f"cannot be read ({exc.strerror or type(exc).__name__})") from None
+        for entry, is_folder in listed:
+            if entry == FIXTURES:
+                found.append(folder)
+            elif is_folder and not entry.startswith("."):  # not into .git and such
+                if depth + 1 > FOLDER_DEPTH:
+                    raise HADatasetError(str(root), "", f"its folders are nested more than {FOLDER_DEPTH} deep, "
+                                         "and homes sit a few folders down at most; name the dataset's own folder "
+                                         "or a home")
+                stack.append((folder / entry, depth + 1))
+    return found
+
+
+def _short_id(text: str) -> str:
+    # slug(text), cut to ID_AT_MOST characters with a short hash of the whole text: ids become file names
+    # (a world file, the suite file), and a 5,000-character dataset name must still make a name the system takes
+    base = slug(text)
+    if len(base) <= ID_AT_MOST:
+        return base
+    return base[:ID_AT_MOST - 7].rstrip("-") + "-" + hashlib.sha256(text.encode()).hexdigest()[:6]
 
 
 def load_ha_dataset(path: str | os.PathLike) -> HADataset:
@@ -113,7 +156,7 @@ def _read(root: Path) -> tuple[str, dict[str, Home], dict[str, dict[str, Any]], 
     ids: set[str] = set()
     for folder in homes:
         rel = folder.relative_to(root).as_posix() if folder != root else ""
-        world_id = slug(f"{name}-{rel}" if rel else name)
+        world_id = _short_id(f"{name}-{rel}" if rel else name)
         while world_id in worlds:
             world_id += "-x"
         source = str(folder / FIXTURES)
@@ -125,7 +168,7 @@ def _read(root: Path) -> tuple[str, dict[str, Home], dict[str, dict[str, Any]], 
         worlds[world_id], datas[world_id] = home, data
         for file in sorted(folder.glob("*.yaml")):
             if not file.name.startswith("_") and file.name != CARD:
-                tasks += _task_file(file, home, data, slug(name), ids)
+                tasks += _task_file(file, home, data, _short_id(name), ids)
     return name, worlds, datas, tasks
 
 
@@ -140,7 +183,7 @@ def _category(v: Validator, top: dict[str, Any]) -> str:
 
 def _task_id(world: str, stem: str, sentence: str, ids: set[str]) -> str:
     base = slug(f"{world}-{stem}-{sentence}")
-    if len(base) > ID_AT_MOST:
+    if len(base) > ID_AT_MOST:  # the hash of the sentence alone, as before: task ids stay what they were
         base = base[:ID_AT_MOST - 7].rstrip("-") + "-" + hashlib.sha256(sentence.encode()).hexdigest()[:6]
     return unique_id(base, ids)
 
@@ -262,8 +305,9 @@ def import_ha(path: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]
 
     The worlds go to ``out_dir/<world>.yaml`` and the suite to ``out_dir/tasks/<dataset>.yaml``, whose
     tasks name their worlds by a path relative to it: ``lares bench --suite out_dir/tasks/<dataset>.yaml``
-    runs it, and ``LARES_WORLDS=out_dir`` makes the ids known to ``lares run --world``. The suite is
-    read back before this returns, so what is written is known to load.
+    runs it, and ``LARES_WORLDS=out_dir`` makes the ids known to ``lares run --world``. Every file is
+    written into a hidden folder in ``out_dir`` first and the suite read back from there, so what is
+    written is known to load, and a failure leaves no file behind; then they are moved into place.
 
     Args:
         path: A home or a dataset, as :func:`load_ha_dataset` reads it.
@@ -274,19 +318,73 @@ def import_ha(path: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]
         >>> written = import_ha("tests/fixtures/ha/lares-mini", tempfile.mkdtemp())
         >>> [p.parent.name for p in written][-1], written[-1].name
         ('tasks', 'lares-mini.yaml')
+        >>> import_ha("tests/fixtures/ha/lares-mini", "tests/fixtures/ha/lares-mini/dataset_card.yaml")
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: cannot import into tests/fixtures/ha/lares-mini/dataset_card.yaml: it is a \
+file, not a folder; name a folder with --out DIR (it is made if missing)
     """
-    from ..atomic import write_atomic
     from ..yamldata import dump_yaml
 
+    out = Path(out_dir)
+    _check_root(Path(path))
+    _check_out(out, out / "tasks")  # before reading the dataset: a wrong --out is known at once
     name, _, datas, tasks = _read(Path(path))
     if not tasks:
         raise HADatasetError(str(path), "", "no task file here holds a test with sentences; nothing to import")
-    out = Path(out_dir)
-    written = [write_atomic(out / f"{world_id}.yaml", dump_yaml(data, width=110)) for world_id, data in datas.items()]
-    suite = {"suite": slug(name), "description": f"Home Assistant's {name}, imported by lares_kit ({len(tasks)} "
-             "sentences; judged by Home Assistant's state diff and response words)",
+    suite_id = _short_id(name)
+    files = {f"{world_id}.yaml": dump_yaml(data, width=110) for world_id, data in datas.items()}
+    suite = {"suite": suite_id, "description": f"Home Assistant's {clip(name, 200)}, imported by lares_kit "
+             f"({len(tasks)} sentences; judged by Home Assistant's state diff and response words)",
              "tasks": [_suite_entry(t, f"../{t.world}.yaml") for t in tasks]}
-    written.append(write_atomic(out / "tasks" / f"{slug(name)}.yaml",
-                                dump_yaml(suite, width=110)))
-    load_suite(written[-1])  # what was written loads, or the TaskError says why
-    return written
+    files[f"tasks/{suite_id}.yaml"] = dump_yaml(suite, width=110)
+    _check_out(out, *(out / rel for rel in files))
+    return _write_all(out, files)
+
+
+def _check_out(out: Path, *targets: Path) -> None:
+    # --out must be (or become) a folder, and each file to write there must be writable
+    from ..atomic import unwritable
+
+    problem = unwritable(out, folder=True)
+    if problem is not None:
+        raise LaresError(f"cannot import into {clip(str(out), 300)}: {problem}; name a folder with --out DIR (it is "
+                         "made if missing)")
+    for target in targets:
+        problem = unwritable(target, folder=target.name == "tasks")
+        if problem is not None:
+            raise LaresError(f"cannot write {clip(str(target), 300)}: {problem}; move it away or name another "
+                             "folder with --out DIR")
+
+
+def _write_all(out: Path, files: dict[str, str]) -> list[Path]:
+    # Write every file into a hidden folder inside out, read the suite back from there, then move them in:
+    # nothing half-imported is left in out if anything fails, and out itself is removed if this made it.
+    import shutil
+    import tempfile
+
+    from ..atomic import write_atomic
+
+    made = [p for p in (out, *out.parents) if path_kind(p) == "missing"]
+    staging = None
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".lares-import-", dir=out))
+        for rel, text in files.items():
+            write_atomic(staging / rel, text)
+        load_suite(staging / rel)  # the suite, written last: what was written loads, or the TaskError says why
+        (out / "tasks").mkdir(exist_ok=True)
+        for rel in files:
+            os.replace(staging / rel, out / rel)
+    except OSError as exc:
+        raise LaresError(f"cannot write into {clip(str(out), 300)} ({exc.strerror or type(exc).__name__}); name a "
+                         "folder that can be written with --out DIR") from None
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        for folder in made:  # what this made, if nothing is in it (after a failure)
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+    return [out / rel for rel in files]

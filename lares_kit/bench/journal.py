@@ -24,6 +24,7 @@ read (:func:`lares_kit.bench.records.load_records`).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import warnings
@@ -31,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ..datafiles import parse_json, read_text_file
+from ..datafiles import bounded_lines, decode_text, open_data_file, parse_json, path_kind, read_text_file
 from ..datalimits import MAX_BYTES
 from ..errors import DataFileError, LaresWarning
 from .records import record_problem
@@ -75,29 +76,29 @@ def journal_lines(path: Path, notes: list[str]) -> Iterator[tuple[int, dict[str,
         >>> list(journal_lines(path, notes)), [n.split(": ", 1)[1] for n in notes]
         ([], ['line 1: it holds a list, not an episode record', 'line 2: cut short (a run stopped while writing it)'])
     """
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
+    if path_kind(path) == "missing":
         return
-    except OSError as exc:
-        notes.append(f"{path}: cannot be read ({exc.strerror or type(exc).__name__})")
+    try:
+        handle = open_data_file(path)  # a regular file only: a pipe named episodes.jsonl would wait for ever
+    except DataFileError as exc:
+        notes.append(f"{path}: cannot be read ({exc.message})")
         return
     with handle:
-        for number, raw in enumerate(handle, 1):
+        for number, raw in enumerate(bounded_lines(handle), 1):
             where = f"{path}: line {number}"
+            if raw is None:
+                notes.append(f"{where}: bigger than {MAX_BYTES // 2**20} MB, the most a record may be")
+                continue
             if not raw.endswith(b"\n"):
                 if raw.strip():
                     notes.append(f"{where}: cut short (a run stopped while writing it)")
                 continue
             if not raw.strip():
                 continue
-            if len(raw) > MAX_BYTES:
-                notes.append(f"{where}: bigger than {MAX_BYTES // 2**20} MB, the most a record may be")
-                continue
             try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                notes.append(f"{where}: not UTF-8 text: byte 0x{raw[exc.start]:02x} cannot be read")
+                text = decode_text(raw, str(path), where=f"line {number}")
+            except DataFileError as exc:
+                notes.append(str(exc))
                 continue
             try:
                 record = parse_json(text, where, strict=True)
@@ -192,6 +193,8 @@ class Journal:
         self._file.flush()
 
     def _open(self) -> IO[str]:
+        if path_kind(self.path) not in ("file", "missing"):  # opening a pipe to write waits for a reader
+            raise OSError(errno.EINVAL, "not a regular file", str(self.path))
         handle = open(self.path, "a", encoding="utf-8")
         try:
             if handle.tell() > 0:  # a line a killed run cut short: end it, so the next record starts a line

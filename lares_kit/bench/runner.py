@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..episode import Episode
-from ..errors import LaresError, LaresWarning
+from ..errors import LaresError, LaresWarning, brief
 from .jobs import RESULT_KEYS, Job, blank_record, run_job, task_oracles
 from .journal import JOURNAL, Journal, identity_key, latest_records, load_records
 from .records import (
@@ -57,9 +57,14 @@ from .workers import EXECUTORS, in_process, open_executor, run_episode, worker_c
 
 __all__ = [
     "DEFAULT_AGENTS",
+    "MAX_CONCURRENCY",
+    "MAX_EPISODES",
+    "MAX_SEEDS",
+    "MAX_TRIALS",
     "RESULT_KEYS",
     "BenchRun",
     "Job",
+    "check_counts",
     "load_episode",
     "load_records",
     "read_record",
@@ -69,6 +74,12 @@ __all__ = [
 ]
 
 DEFAULT_AGENTS = ("intent-action", "function-calling")
+# The most a run may ask for. Every episode's record (its whole Episode) stays in memory until the run ends, and
+# every worker is started at once: a mistyped --trials 1000000000 must be a sentence, not a MemoryError an hour in.
+MAX_SEEDS = 1_000  # a shuffling task's hiding places; a handful show the spread
+MAX_TRIALS = 100  # pass^k is read for k up to about 10
+MAX_CONCURRENCY = 256  # worker processes or threads at once
+MAX_EPISODES = 200_000  # tasks x agents x models x seeds x trials: ~2,000 tasks x 4 agents x 5 models x 5 trials
 
 
 @dataclass
@@ -149,6 +160,33 @@ def _resume(jobs: list[Job], runs: Path | None, notes: list[str]) -> list[dict[s
     return saved
 
 
+def check_counts(seeds: int = 1, trials: int = 1, concurrency: int = 1, episodes: int = 0) -> None:
+    """Refuse, in one sentence, a count of seeds, trials, workers or episodes outside the bounds above.
+
+    Args:
+        seeds: Seeds per task (``--seeds``).
+        trials: Trials per episode (``--trials``).
+        concurrency: Episodes at once (``--concurrency``).
+        episodes: The episodes of the whole run (0: not known yet).
+
+    Examples:
+        >>> check_counts(seeds=3, trials=4)
+        >>> check_counts(trials=1_000_000_000)
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: trials (--trials) must be a whole number from 1 to 100, not 1,000,000,000
+    """
+    for name, value, most in (("seeds", seeds, MAX_SEEDS), ("trials", trials, MAX_TRIALS),
+                              ("concurrency", concurrency, MAX_CONCURRENCY)):
+        if type(value) is not int or not 1 <= value <= most:
+            shown = f"{value:,}" if type(value) is int else brief(value)
+            raise LaresError(f"{name} (--{name}) must be a whole number from 1 to {most:,}, not {shown}")
+    if episodes > MAX_EPISODES:
+        raise LaresError(f"this run would be {episodes:,} episodes (tasks x agents x models x seeds x trials), more "
+                         f"than the {MAX_EPISODES:,} one run may hold; run fewer tasks (--tasks, --limit) or fewer "
+                         "seeds or trials")
+
+
 def choose_executor(executor: str | None, concurrency: int, models: list[str], clients: dict[str, Any]) -> str:
     """The executor a run uses: the one asked for, else processes for in-process models, threads otherwise.
 
@@ -219,8 +257,7 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
     from ..models import make_client, resolve_model
     from .report import summarize
 
-    if trials < 1 or seeds < 1 or concurrency < 1:
-        raise LaresError("trials, seeds and concurrency must be at least 1")
+    check_counts(seeds, trials, concurrency, len(tasks) * len(agents) * len(models or [None]) * seeds * trials)
     models = [resolve_model(m) for m in (models or [None])]
     clients = dict(clients or {})
     kind = choose_executor(executor, concurrency, models, clients)

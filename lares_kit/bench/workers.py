@@ -16,7 +16,11 @@ client inside the worker and returns the record. So any executor with
   own, or a ``LocalCluster`` of ``concurrency`` worker processes on this
   machine when no address is given (the optional ``[dask]`` extra). Every
   worker needs lares_kit installed, the same version as the machine that
-  submits.
+  submits. A scheduler must answer within :data:`SCHEDULER_TIMEOUT` seconds
+  (``$LARES_DASK_TIMEOUT`` to change it), or the run stops with a sentence
+  before any episode: Dask's own ``timeout`` bounds the connection but not
+  the handshake after it, so something that accepts and never speaks would
+  hold ``Client()`` for ever.
 
 The chaos model gets a fresh client for each episode, seeded from the
 episode (task, seed, trial and ``$LARES_CHAOS_SEED``): which replies break
@@ -26,6 +30,7 @@ every executor gives the same records.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import multiprocessing
 import os
@@ -35,12 +40,14 @@ from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
-from ..errors import LaresError
+from ..errors import LaresError, clip
 from .jobs import run_job
 
-__all__ = ["EXECUTORS", "episode_seed", "in_process", "open_executor", "run_episode", "worker_client"]
+__all__ = ["EXECUTORS", "SCHEDULER_TIMEOUT", "check_scheduler", "episode_seed", "in_process", "open_executor",
+           "run_episode", "scheduler_timeout", "worker_client"]
 
 EXECUTORS = ("threads", "processes", "dask")
+SCHEDULER_TIMEOUT = 10.0  # seconds a Dask scheduler has to answer; $LARES_DASK_TIMEOUT overrides it
 _CLIENTS: dict[str, Any] = {}  # model name -> client, one per worker process
 _LOCK = threading.Lock()
 
@@ -112,17 +119,94 @@ def run_episode(job: Any, world: Any, oracle: int, search: Any = None) -> dict[s
     return run_job(job, world, client, oracle, search)
 
 
+def scheduler_timeout() -> float:
+    """Seconds a Dask scheduler has to answer: ``$LARES_DASK_TIMEOUT``, else :data:`SCHEDULER_TIMEOUT`.
+
+    Examples:
+        >>> scheduler_timeout() == float(os.environ.get("LARES_DASK_TIMEOUT", SCHEDULER_TIMEOUT))
+        True
+    """
+    given = os.environ.get("LARES_DASK_TIMEOUT", "").strip()
+    if not given:
+        return SCHEDULER_TIMEOUT
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 3600:
+        raise LaresError(f"LARES_DASK_TIMEOUT must be a number of seconds above 0 and at most 3600, not {given!r}")
+    return seconds
+
+
+def check_scheduler(address: str, timeout: float) -> None:
+    """Reach the Dask scheduler at ``address`` and hear its handshake within ``timeout`` seconds, or a LaresError.
+
+    Runs in a thread of its own with its own event loop, so it works where a loop is already running (a
+    notebook); the whole attempt, handshake included, is bounded by ``asyncio.wait_for``.
+
+    Args:
+        address: The scheduler's address, ``tcp://host:8786``.
+        timeout: Seconds it has to answer.
+
+    Examples:
+        >>> check_scheduler("foo://127.0.0.1:1", 1)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: foo://127.0.0.1:1 is not a Dask scheduler's address (unknown address scheme ...
+    """
+    try:
+        from distributed.comm import connect
+    except ImportError:
+        raise LaresError("--executor dask needs Dask: pip install 'lares-kit[dask]' (or dask[distributed])") from None
+    shown = clip(address, 200)
+    failed: list[BaseException] = []
+
+    async def handshake() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+        await comm.close()
+
+    def attempt() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(handshake())
+        except BaseException as exc:  # noqa: BLE001 -- any failure is said below, in the caller's thread
+            failed.append(exc)
+        finally:
+            loop.close()  # without waiting for a name lookup still running: the attempt is over
+
+    thread = threading.Thread(target=attempt, name="lares-dask-check", daemon=True)
+    thread.start()
+    thread.join()  # bounded: wait_for ends the attempt after `timeout` seconds
+    if not failed:
+        return
+    exc = failed[0]
+    if isinstance(exc, ValueError):  # an unknown scheme (foo://), no port, a port that is not a number
+        raise LaresError(f"{shown} is not a Dask scheduler's address ({clip(str(exc), 120)}); give one such as "
+                         "tcp://host:8786") from None
+    if isinstance(exc, asyncio.TimeoutError):
+        why = f"nothing answered as a Dask scheduler within {timeout:g} s"
+    elif isinstance(exc, OSError):
+        why = clip(str(exc) or type(exc).__name__, 200)
+    else:
+        why = f"it did not answer as a Dask scheduler: {type(exc).__name__}"
+    raise LaresError(f"cannot reach the Dask scheduler at {shown} ({why}); check the address and port, that the "
+                     "scheduler is running (dask scheduler) and that nothing else listens there "
+                     "(LARES_DASK_TIMEOUT gives it longer)") from None
+
+
 def _dask_executor(workers: int, scheduler: str | None) -> tuple[Executor, Callable[[], None]]:
     try:
         from distributed import Client, LocalCluster
     except ImportError:
         raise LaresError("--executor dask needs Dask: pip install 'lares-kit[dask]' (or dask[distributed])") from None
     if scheduler:
+        timeout = scheduler_timeout()
+        check_scheduler(scheduler, timeout)  # answers within the timeout, or a sentence
         try:
-            client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as exc:
-            raise LaresError(f"cannot reach the Dask scheduler at {scheduler} ({exc}); check the address and that "
-                             "the scheduler is running") from None
+            client = Client(scheduler, timeout=f"{timeout}s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise LaresError(f"cannot reach the Dask scheduler at {clip(scheduler, 200)} ({clip(str(exc), 200)}); "
+                             "check the address and that the scheduler is running") from None
         return client.get_executor(), client.close
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                            dashboard_address=None)

@@ -30,14 +30,19 @@ else (``release/``, ``submitted/``, ``autograded/``, ``feedback/``,
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import LaresError
+from ..atomic import unwritable, write_atomic
+from ..datafiles import parse_json, path_kind, read_text_file
+from ..errors import DataFileError, LaresError, brief, clip
 from . import EXERCISES
 
-__all__ = ["COURSE_ID", "CONFIG", "answer_tag", "course_notebook", "build_course", "exercises_dir", "Assignment"]
+__all__ = ["COURSE_ID", "CONFIG", "answer_tag", "course_notebook", "build_course", "exercises_dir", "read_notebook",
+           "Assignment"]
 
 COURSE_ID = "lares_kit"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -107,6 +112,49 @@ def _grading(grade_id: str, *, solution: bool = False, points: int | None = None
     return meta
 
 
+def read_notebook(path: str | Path):
+    """An exercise notebook as an ``nbformat`` node (version 4), or a LaresError naming the file and what is wrong.
+
+    The file is read within :mod:`lares_kit.datafiles`' limits (a regular file, UTF-8, at most 8 MB, JSON
+    nested at most 50 deep, so a notebook of 100,000 brackets is a sentence, not a RecursionError) and its
+    shape checked before nbformat sees it (nbformat answers a malformed notebook with whatever exception
+    its code happens to hit); then nbformat's own schema is checked.
+
+    Args:
+        path: A ``.ipynb`` file.
+
+    Examples:
+        >>> import json, tempfile, pathlib
+        >>> bad = pathlib.Path(tempfile.mkdtemp()) / "01_shortest_route.ipynb"
+        >>> _ = bad.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": {}}))
+        >>> read_notebook(bad)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.DataFileError: .../01_shortest_route.ipynb: cells: expected a list of cells, got {}
+    """
+    import nbformat
+
+    source = str(path)
+    data = parse_json(read_text_file(path), source, strict=True)
+    if not isinstance(data, dict) or data.get("nbformat") != 4:
+        raise DataFileError(source, "", "not a Jupyter notebook of nbformat 4 (an object with nbformat: 4 and "
+                            f"cells), got {brief(data)}")
+    cells = data.get("cells")
+    if not isinstance(cells, list):
+        raise DataFileError(source, "cells", f"expected a list of cells, got {brief(cells)}")
+    for n, cell in enumerate(cells):
+        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
+            raise DataFileError(source, f"cells[{n}]", f"expected a cell with a cell_type, got {brief(cell)}")
+    try:
+        nb = nbformat.reads(json.dumps(data), as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # noqa: BLE001 -- nbformat's errors for a malformed notebook have no common type
+        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        first = clip((message.splitlines() or [""])[0], 200)
+        raise DataFileError(source, "", f"not a notebook Jupyter can open: {first}") from None
+    return nb
+
+
 def course_notebook(path: str | Path):
     """The nbgrader source version of one exercise notebook (an ``nbformat`` node; outputs cleared).
 
@@ -117,13 +165,15 @@ def course_notebook(path: str | Path):
     Raises:
         LaresError: A problem has no answer cell, no check cell or no reference solution.
     """
-    import nbformat
-
     path = Path(path)
-    exercise = importlib.import_module(f"lares_kit.learn.ex{path.name[:2]}").EXERCISE
+    number = path.name[:2]
+    if not (number.isdigit() and importlib.util.find_spec(f"lares_kit.learn.ex{number}")):
+        raise LaresError(f"{clip(str(path), 300)}: not one of the exercises (their names start with their number: "
+                         f"{', '.join(EXERCISES)})")
+    exercise = importlib.import_module(f"lares_kit.learn.ex{number}").EXERCISE
     problems = {p.name: p for p in exercise.problems}
     sections = exercise.solutions()
-    nb = nbformat.read(path, as_version=4)
+    nb = read_notebook(path)
     seen: dict[str, set[str]] = {"answer": set(), "check": set()}
     setup_done = False
     for cell in nb.cells:
@@ -177,29 +227,48 @@ def build_course(directory: str | Path, exercises: str | Path | None = None,
     import nbformat
 
     folder = Path(exercises) if exercises is not None else exercises_dir()
+    if path_kind(folder) != "folder":
+        raise LaresError(f"{clip(str(folder), 300)} is not a folder of exercise notebooks: pass the exercises folder "
+                         "with --exercises")
     chosen = list(EXERCISES)
     if names:
         chosen = []
         for wanted in names:
             found = [n for n in EXERCISES if n == wanted or n[:2] == wanted]
             if not found:
-                raise LaresError(f"there is no exercise {wanted!r}: choose from {', '.join(EXERCISES)}")
+                raise LaresError(f"there is no exercise {clip(repr(wanted), 80)}: choose from {', '.join(EXERCISES)}")
             chosen += [n for n in found if n not in chosen]
     root = Path(directory)
-    built = []
+    config = root / "nbgrader_config.py"
+    targets = {name: root / "source" / name / f"{name}.ipynb" for name in chosen}
+    problem = unwritable(root, folder=True)
+    if problem is not None:
+        raise LaresError(f"cannot build the course in {clip(str(root), 300)}: {problem}; name a folder you can write "
+                         "to (it is made if missing)")
+    for target in targets.values():  # a folder or a read-only file in the way: said before anything is written
+        problem = unwritable(target)
+        if problem is not None:
+            raise LaresError(f"cannot write {clip(str(target), 300)}: {problem}; move it away or build the course "
+                             "in another folder")
+    notebooks = {}  # every notebook made before any is written: a bad one leaves the course folder as it was
     for name in chosen:
         source = folder / f"{name}.ipynb"
-        if not source.exists():
-            raise LaresError(f"{source} does not exist: pass the exercises folder with --exercises")
-        nb = course_notebook(source)
-        target = root / "source" / name / f"{name}.ipynb"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, target)
-        points = sum(c.metadata.get("nbgrader", {}).get("points", 0) for c in nb.cells)
-        built.append(Assignment(name, target, points))
-    config = root / "nbgrader_config.py"
-    if not config.exists():
-        config.write_text(CONFIG.format(course_id=COURSE_ID), encoding="utf-8")
+        if path_kind(source) == "missing":
+            raise LaresError(f"{clip(str(source), 300)} does not exist: pass the exercises folder with --exercises")
+        notebooks[name] = course_notebook(source)
+    built = []
+    try:
+        for name, nb in notebooks.items():
+            target = targets[name]
+            text = nbformat.writes(nb)
+            write_atomic(target, text if text.endswith("\n") else text + "\n")
+            points = sum(c.metadata.get("nbgrader", {}).get("points", 0) for c in nb.cells)
+            built.append(Assignment(name, target, points))
+        if path_kind(config) == "missing":
+            write_atomic(config, CONFIG.format(course_id=COURSE_ID))
+    except OSError as exc:
+        raise LaresError(f"cannot write the course in {clip(str(root), 300)} ({exc.strerror or type(exc).__name__}); "
+                         "name a folder you can write to") from None
     return built
 
 

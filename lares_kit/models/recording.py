@@ -42,7 +42,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..errors import LaresError
+from ..atomic import unwritable
+from ..datafiles import DataFileError, bounded_lines, decode_text, open_data_file, parse_json, path_kind
+from ..datalimits import MAX_BYTES
+from ..errors import LaresError, brief, clip
 
 __all__ = ["FORMAT", "IGNORED", "NotRecorded", "Recorder", "Recording", "command_text", "first_difference",
            "request_key"]
@@ -52,6 +55,7 @@ IGNORED = ("prompt_cache_key", "user", "safety_identifier")  # request fields th
 KEPT_HEADERS = ("content-type", "retry-after", "retry-after-ms", "x-should-retry")  # and every x-lares-*
 _SESSION = re.compile(r"^session-(\d+)\.jsonl$")
 SHOWN = 60  # characters of a differing value shown in a NotRecorded sentence
+MAX_RECORDING = 2**30  # bytes of session files a replay reads (a 1,000-episode bench of a real model: ~100 MB)
 
 
 class NotRecorded(LaresError):
@@ -128,24 +132,25 @@ def checked_folder(folder: str | os.PathLike[str], *, create: bool) -> Path:
         create: True to record into it (made with its parents if missing), False to replay it.
     """
     path = Path(os.path.expanduser(str(folder)))
+    shown = clip(str(folder), 300)
     if not str(folder).strip():
         raise LaresError("a recording needs a folder: --record DIR to record, --model replay:DIR to replay it")
+    kind = path_kind(path)  # never raises: a 5,000-character name is "other"
     if create:
-        if path.exists() and not path.is_dir():
-            raise LaresError(f"cannot record into {folder}: it is a file, not a folder; give a folder (it is made "
-                             "if it does not exist)")
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise LaresError(f"cannot record into {folder} ({exc.strerror or type(exc).__name__}): give a folder "
-                             "you can write to") from None
-        return path
-    if not path.is_dir():
-        raise LaresError(f"there is no recording at {folder}: " + ("it is a file, not a folder" if path.exists()
-                         else "the folder does not exist") + ". Record one with --record DIR (lares run ... "
+        problem = "it is a file, not a folder" if kind == "file" else unwritable(path, folder=True)
+        if problem is None:
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+                return path
+            except OSError as exc:
+                problem = exc.strerror or type(exc).__name__
+        raise LaresError(f"cannot record into {shown}: {problem}; give a folder (it is made if it does not exist)")
+    if kind != "folder":
+        why = {"file": "it is a file, not a folder", "missing": "the folder does not exist"}.get(kind, "not a folder")
+        raise LaresError(f"there is no recording at {shown}: {why}. Record one with --record DIR (lares run ... "
                          "--record DIR), or check the path after replay:")
     if not sessions(path):
-        raise LaresError(f"{folder} holds no recording (no session-*.jsonl file): record one into it with "
+        raise LaresError(f"{shown} holds no recording (no session-*.jsonl file): record one into it with "
                          "--record DIR, or check the path after replay:")
     return path
 
@@ -252,11 +257,41 @@ class Recorder:
             os.close(self._fd)
 
 
+def _line_problem(value: Any, manifest: bool) -> str | None:
+    # What is wrong with a manifest or an exchange line (Recorder's shapes), or None: every key a replay reads
+    if manifest and (not isinstance(value, dict) or value.get("recording") != "lares_kit"):
+        return "not a lares_kit recording (its first line should be the session's manifest)"
+    if not isinstance(value, dict):
+        return f"it holds {brief(value)}, not a recorded request (an object with method, path, status...)"
+    if manifest:
+        bad = next((k for k in ("command", "base_url") if not isinstance(value.get(k) or "", str)), None)
+        models = value.get("models") or []
+        if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+            return f"the manifest's models should be a list of names, not {brief(models)}"
+        return f"the manifest's {bad} should be text, not {brief(value[bad])}" if bad else None
+    missing = next((k for k in ("method", "path") if not isinstance(value.get(k), str)), None)
+    status, headers, raised = value.get("status"), value.get("headers", {}), value.get("raised", {})
+    if missing:
+        return f"{missing} should be text, not {brief(value[missing])}" if missing in value else f"no {missing}"
+    if status is not None and (type(status) is not int or not 100 <= status <= 599):
+        return f"status should be an HTTP status (100 to 599) or null, not {brief(status)}"
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        return f"headers should map names to text, not {brief(headers)}"
+    if not isinstance(raised, dict) or not all(isinstance(raised.get(k, ""), str) for k in ("type", "message")):
+        return f"raised should be {{type, message}} as text, not {brief(raised)}"
+    if not isinstance(value.get("text", ""), str):
+        return f"text should be text, not {brief(value['text'])}"
+    if not {"raised", "text", "response"} & set(value):
+        return "it holds no response, text or raised: what the model answered is missing"
+    return None
+
+
 class Recording:
     """Every session of a recording folder, read: the manifests and the exchanges in order (``#1`` is the first).
 
-    A last line cut short (a recording killed while writing it) is left out;
-    any other line that is not JSON is a LaresError naming the file and line.
+    A last line cut short (a recording killed while writing it) is left out; any other line that is not
+    JSON, not UTF-8, nested too deep or not of the shape :class:`Recorder` writes is a LaresError naming
+    the file and the line.
 
     Args:
         folder: a folder written by :class:`Recorder` (``--record DIR``).
@@ -267,31 +302,45 @@ class Recording:
         self.folder = checked_folder(folder, create=False)
         self.manifests: list[dict[str, Any]] = []
         self.exchanges: list[dict[str, Any]] = []
-        for path in sessions(self.folder):
-            text = path.read_text(encoding="utf-8")
-            lines = text.split("\n")
-            manifest = None
-            for number, line in enumerate(lines, 1):
-                if not line.strip():
+        files = sessions(self.folder)
+        if sum(path.stat().st_size for path in files) > MAX_RECORDING:
+            raise LaresError(f"the recording in {clip(self.given, 300)} is bigger than {MAX_RECORDING // 2**20:,} MB, "
+                             "more than a replay reads; record fewer episodes into one folder")
+        for path in files:
+            self._read_session(path)
+        if not self.exchanges:
+            raise LaresError(f"{clip(self.given, 300)} holds no recorded request: record one into it with --record DIR")
+
+    def _read_session(self, path: Path) -> None:
+        # One session file, line by line (a line at most MAX_BYTES); a line that is not what Recorder writes is a
+        # sentence naming the file and line. Only a last line cut short mid-write (no newline, not JSON) is skipped.
+        source = f"{path.name} in {clip(self.given, 300)}"
+        damaged = lambda where, problem: LaresError(  # noqa: E731
+            f"{source}, {where}: {problem}; the recording is damaged: record it again")
+        manifest = None
+        with open_data_file(path, lambda _file, _key, problem: damaged("the file", problem)) as handle:
+            for number, raw in enumerate(bounded_lines(handle), 1):
+                where = f"line {number}"
+                if raw is None:
+                    raise damaged(where, f"the line is longer than {MAX_BYTES // 2**20} MB, the most one may be")
+                if not raw.strip():
                     continue
                 try:
-                    value = json.loads(line)
-                except ValueError:
-                    if number == len(lines):  # no newline after it: the write was cut short
-                        break
-                    raise LaresError(f"{path.name} in {folder}, line {number}, is not JSON: the recording is damaged;"
-                                     " record it again") from None
+                    value = parse_json(decode_text(raw, source, where=where), source, strict=True)
+                except DataFileError as exc:
+                    if not raw.endswith(b"\n") and exc.message.startswith("not valid JSON"):
+                        break  # the last line, cut short: a recording killed while writing it
+                    raise damaged(where, (f"{exc.key_path}: " if exc.key_path not in ("", where) else "")
+                                  + exc.message) from None
+                problem = _line_problem(value, manifest is None)
+                if problem:
+                    raise damaged(where, problem)
                 if manifest is None:
-                    if value.get("recording") != "lares_kit":
-                        raise LaresError(f"{path.name} in {folder} is not a lares_kit recording (its first line is not"
-                                         " a manifest); record it again")
                     manifest = value
                     self.manifests.append(manifest)
-                else:
-                    self.exchanges.append({**value, "session": len(self.manifests) - 1,
-                                           "key": request_key(value["method"], value["path"], value.get("request"))})
-        if not self.exchanges:
-            raise LaresError(f"{folder} holds no recorded request: record one into it with --record DIR")
+                    continue
+                self.exchanges.append({**value, "session": len(self.manifests) - 1,
+                                       "key": request_key(value["method"], value["path"], value.get("request"))})
 
     @property
     def models(self) -> list[str]:
