@@ -6,38 +6,31 @@ sending commands, and a zigbee2mqtt light a world device is bound to. Every wait
 """
 
 import json
-import os
+import logging
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
-import uuid
 from pathlib import Path
 
 import pytest
 import yaml
-from paho.mqtt.client import CallbackAPIVersion, Client
+from mosquitto import Outside, free_port, running_mosquitto, wait_until
 
 from lares_kit import WorldError, load_world
 from lares_kit.cli import main
-from lares_kit.serve.mqtt import MqttBridge, MqttError, discovery_configs
+from lares_kit.home import Device
+from lares_kit.serve.mqtt import MqttBridge, MqttError, discovery_configs, from_zigbee2mqtt
+from lares_kit.serve.mqtt_zigbee2mqtt import BadReport
 from lares_kit.serve.service import HomeService
 from lares_kit.worlds import parse_world, read_yaml
 
-MOSQUITTO = "/usr/sbin/mosquitto"
 WORLDS = Path(__file__).resolve().parent.parent / "worlds"
 LAMP = {"command_topic": "zigbee2mqtt/kitchen-lamp/set", "state_topic": "zigbee2mqtt/kitchen-lamp",
         "format": "zigbee2mqtt"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def answers(url: str) -> bool:
@@ -48,106 +41,11 @@ def answers(url: str) -> bool:
         return False
 
 
-def wait_until(done, seconds: float = 5.0, what: str = "it") -> None:
-    deadline = time.monotonic() + seconds
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {seconds:g} s")
-        time.sleep(0.01)
-
-
 @pytest.fixture
 def broker(tmp_path):
-    """A Mosquitto of its own on a free loopback port, no persistence; yields the port."""
-    if not os.access(MOSQUITTO, os.X_OK):
-        pytest.skip("needs Debian's mosquitto (`make test` installs it as root; else `apt-get install mosquitto`): "
-                    "the MQTT door is tested against a real broker")
-    port = free_port()
-    conf = tmp_path / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
-    log = open(tmp_path / "mosquitto.log", "wb")
-    process = subprocess.Popen([MOSQUITTO, "-c", str(conf)], stdout=log, stderr=subprocess.STDOUT)
-
-    def accepting() -> bool:
-        assert process.poll() is None, f"mosquitto exited:\n{(tmp_path / 'mosquitto.log').read_text()}"
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return True
-        except OSError:
-            return False
-
-    try:
-        wait_until(accepting, 5, "mosquitto accepting connections")
-        yield port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-
-
-class Outside:
-    """An independent MQTT client: what Home Assistant, a person with mosquitto_sub, or a device sees."""
-
-    def __init__(self, port: int, *topics: str) -> None:
-        self.messages: list[tuple[str, str, bool]] = []  # (topic, payload, retained)
-        self._lock = threading.Lock()
-        self._subscribed = 0
-        self.on_message = None  # optional hook(topic, payload), run on paho's thread
-        self.client = Client(callback_api_version=CallbackAPIVersion.VERSION2, client_id=f"test-{uuid.uuid4().hex}")
-        self.client.on_message = self._heard
-        self.client.on_subscribe = lambda *args: setattr(self, "_subscribed", self._subscribed + 1)
-        self.client.connect("127.0.0.1", port)
-        self.client.loop_start()
-        for topic in topics:
-            self.subscribe(topic)
-
-    def _heard(self, client, userdata, message) -> None:
-        payload = message.payload.decode("utf-8")
-        with self._lock:
-            self.messages.append((message.topic, payload, bool(message.retain)))
-        if self.on_message is not None:
-            self.on_message(message.topic, payload)
-
-    def subscribe(self, topic: str) -> None:
-        before = self._subscribed
-        self.client.subscribe(topic, qos=1)
-        wait_until(lambda: self._subscribed > before, 5, f"subscribing to {topic}")
-
-    def publish(self, topic: str, payload: str, retain: bool = False) -> None:
-        info = self.client.publish(topic, payload, qos=1, retain=retain)
-        wait_until(info.is_published, 5, f"publishing on {topic}")
-
-    def heard(self, topic: str | None = None, *, retained: bool | None = None) -> list[str]:
-        with self._lock:
-            return [p for t, p, r in self.messages if (topic is None or t == topic)
-                    and (retained is None or r == retained)]
-
-    def last(self, topic: str, seconds: float = 5.0, *, where=lambda payload: True) -> str:
-        """The latest payload on ``topic`` that ``where`` accepts, waiting for one."""
-        wait_until(lambda: any(where(p) for p in self.heard(topic)), seconds, f"a message on {topic}")
-        return [p for p in self.heard(topic) if where(p)][-1]
-
-    def retained_now(self, pattern: str) -> dict[str, str]:
-        """What a new subscriber to ``pattern`` gets at once: the retained messages (empty ones are none).
-
-        A marker published after subscribing comes after every retained message the broker sends.
-        """
-        marker = f"test-marker/{uuid.uuid4().hex}"
-        with self._lock:
-            self.messages.clear()
-        self.subscribe(pattern)
-        self.subscribe(marker)
-        self.publish(marker, "end")
-        self.last(marker)
-        return {t: p for t, p, r in list(self.messages) if r and p}
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+    """A Mosquitto of its own on a free loopback port, anonymous, no persistence; yields the port."""
+    with running_mosquitto(tmp_path) as ports:
+        yield ports[0]
 
 
 @pytest.fixture
@@ -314,8 +212,9 @@ def test_close_clears_the_retained_configs_and_says_offline(broker, townhouse, o
 class Zigbee2MqttLight:
     """A zigbee2mqtt light on the broker: takes JSON commands on its /set topic, answers on its state topic."""
 
-    def __init__(self, client: Outside, *, silent: bool = False) -> None:
+    def __init__(self, client: Outside, *, silent: bool = False, garbage: dict | None = None) -> None:
         self.client, self.silent = client, silent
+        self.garbage = garbage  # said on the state topic before each answer (or instead of it, when silent)
         self.state = {"state": "OFF", "brightness": 254, "linkquality": 87}
         self.commands: list[dict] = []
         client.on_message = self._command
@@ -325,6 +224,8 @@ class Zigbee2MqttLight:
         if topic != LAMP["command_topic"]:
             return
         self.commands.append(json.loads(payload))
+        if self.garbage is not None:
+            self.client.client.publish(LAMP["state_topic"], json.dumps(self.garbage))
         if not self.silent:
             self.state.update(self.commands[-1])
             self.client.client.publish(LAMP["state_topic"], json.dumps(self.state))
@@ -359,7 +260,8 @@ def test_an_agent_episode_through_mcp_reaches_the_bound_device(bound_home, outsi
     from lares_kit.serve.client import mcp_tools
 
     service, lamp = bound_home.service, Zigbee2MqttLight(outside())
-    with HomeServer(service, port=0) as server, mcp_tools(server.mcp_url) as tools:
+    with HomeServer(service, port=0) as server, \
+            mcp_tools(server.mcp_url, headers=getattr(server, "headers", None)) as tools:  # its token, if any
         home = tools.home()
         episode = run_agent("turn on the light in the kitchen", home, "intent-action", tools=tools)
     assert episode.status == "done" and lamp.commands == [{"state": "ON"}]
@@ -389,7 +291,10 @@ def test_serve_home_with_a_bound_device_publishes_and_stops_on_ctrl_c(broker, ou
         config = json.loads(ha.last("homeassistant/light/lares_lares_home/kitchen_light/config", 30))
         assert config["command_topic"] == "lares/lares-home/kitchen-light/set"
         wait_until(lambda: "MQTT: 127.0.0.1" in (tmp_path / "out.txt").read_text(), 5, "the MQTT line printed")
-        url = re.search(r"at (http://\S+) ", (tmp_path / "out.txt").read_text()).group(1)
+        said = (tmp_path / "out.txt").read_text()
+        url = re.search(r"at (http://\S+) ", said).group(1)
+        token = re.search(r"token: (\S+)", said)  # a server that asks for one prints it
+        url += f"/?token={token.group(1)}" if token else ""
         wait_until(lambda: answers(url), 10, "the HTTP door answering")  # serving: Ctrl-C is handled now
         process.send_signal(signal.SIGINT)
         started = time.monotonic()
@@ -403,6 +308,137 @@ def test_serve_home_with_a_bound_device_publishes_and_stops_on_ctrl_c(broker, ou
         err.close()
     assert "Traceback" not in (tmp_path / "err.txt").read_text()
     assert outside().retained_now("homeassistant/#") == {}
+
+
+# ---------------------------------------------------------------- what bound devices report
+def dropped(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().endswith("the report is dropped.")]
+
+
+@pytest.mark.parametrize(("device_id", "bad", "why", "good", "state"), [
+    ("front-door-lock", {"locked": "maybe"}, "locked 'maybe' is not true or false",
+     {"state": "UNLOCK", "lock_state": "unlocked"}, {"locked": False}),
+    ("living-room-lamp", {"on": "banana"}, "on 'banana' is not true or false",
+     {"state": "ON", "brightness": 127}, {"on": True, "brightness": 50}),
+    ("living-room-lamp", {"state": "ON", "brightness": 900}, "brightness 900 is not a number from 0 to 254",
+     {"state": "ON", "brightness": 254}, {"on": True, "brightness": 100}),
+])
+def test_a_bound_report_that_does_not_fit_is_logged_and_dropped(broker, outside, caplog, device_id, bad, why, good,
+                                                                state):
+    caplog.set_level(logging.WARNING, logger="lares_kit.serve")
+    device = outside()
+    device.publish(LAMP["state_topic"], json.dumps(bad), retain=True)  # left on the broker before the bridge starts
+    lamp = {"on": False, "brightness": 0}
+    changes = {device_id.replace("-", "_"): {"mqtt": dict(LAMP)}, "living_room_lamp": {"state": lamp}}
+    if device_id == "living-room-lamp":
+        changes["living_room_lamp"] = {"state": lamp, "mqtt": dict(LAMP)}
+    service = HomeService(parse_world(world("townhouse", **changes), "townhouse.yaml"))
+    before = dict(service.home.devices[device_id].state)
+    with MqttBridge.connect(service, f"127.0.0.1:{broker}"):
+        wait_until(lambda: len(dropped(caplog)) == 1, 5, "the retained report dropped")
+        assert service.home.devices[device_id].state == before
+        device.publish(LAMP["state_topic"], json.dumps(bad))  # and live
+        wait_until(lambda: len(dropped(caplog)) == 2, 5, "the live report dropped")
+        assert service.home.devices[device_id].state == before
+        device.publish(LAMP["state_topic"], json.dumps(good))  # a good report still comes in
+        wait_until(lambda: service.home.devices[device_id].state == state, 5, "the good report applied")
+    words = {"front-door-lock": "The front door lock in the Hall", "living-room-lamp": "The floor lamp in the "
+             "Living room"}[device_id]
+    assert dropped(caplog)[0] == (f"{words} ({device_id}) sent {json.dumps(bad)!r} on zigbee2mqtt/kitchen-lamp, "
+                                  f"which does not fit it ({why}): the report is dropped.")
+    assert len(dropped(caplog)) == 2
+
+
+def test_a_tool_does_not_take_a_report_that_does_not_fit_for_the_answer(bound_home, outside, caplog):
+    caplog.set_level(logging.WARNING, logger="lares_kit.serve")
+    service, lamp = bound_home.service, Zigbee2MqttLight(outside(), garbage={"on": "banana"})
+    result = service.call("set_light", {"light_id": "kitchen-light", "on": True})  # garbage, then the answer
+    assert result.ok, result.text
+    assert service.home.devices["kitchen-light"].state == {"on": True}
+    assert len(dropped(caplog)) == 1 and "(on 'banana' is not true or false)" in dropped(caplog)[0]
+    lamp.silent = True  # only garbage now: the tool waits it out and fails, and nothing changes
+    result = service.call("set_light", {"light_id": "kitchen-light", "on": False})
+    assert not result.ok
+    assert result.text == ("The light in the Kitchen did not answer within 2 s with a state that fits it (it sent "
+                           "'{\"on\": \"banana\"}': on 'banana' is not true or false).")
+    assert service.home.devices["kitchen-light"].state == {"on": True}
+    assert lamp.commands == [{"state": "ON"}, {"state": "OFF"}]
+
+
+LOCK = Device("door", "Front door", "lock", "hall", {"locked": True})
+DIMMED = Device("lamp", "Lamp", "light", "kitchen", {"on": False, "brightness": 0})
+PLAIN = Device("lamp", "Lamp", "light", "kitchen", {"on": False})
+HEATING = Device("trv", "Thermostat", "thermostat", "hall", {"target": 19, "mode": "heat"})
+SENSOR = Device("air", "Air sensor", "sensor", "hall", {"temperature": 20, "battery": 90})
+
+
+@pytest.mark.parametrize(("device", "report", "update"), [
+    (LOCK, {"state": "LOCK", "lock_state": "locked", "linkquality": 90}, {"locked": True}),
+    (LOCK, {"lock_state": "not_fully_locked"}, {"locked": False}),  # jammed half-way: not locked
+    (DIMMED, {"state": "OFF", "brightness": 0}, {"on": False, "brightness": 0}),
+    (PLAIN, {"state": "ON", "brightness": 900, "color_temp": 300}, {"on": True}),  # the world does not dim it
+    (HEATING, {"occupied_heating_setpoint": 21.5, "system_mode": "HEAT", "local_temperature": 20}, {"target": 21.5,
+                                                                                                 "mode": "heat"}),
+    (SENSOR, {"temperature": 21.5, "battery": 88, "voltage": 3000}, {"temperature": 21.5, "battery": 88}),
+])
+def test_a_report_that_fits_comes_in_lares_terms(device, report, update):
+    assert from_zigbee2mqtt(device, report) == update
+
+
+@pytest.mark.parametrize(("device", "report", "why"), [
+    (LOCK, {"locked": "maybe"}, "locked 'maybe' is not true or false"),
+    (LOCK, {"state": "OPEN"}, "state 'OPEN' is not LOCK or UNLOCK"),
+    (LOCK, {"lock_state": "jammed"}, "lock_state 'jammed' is not locked, unlocked or not_fully_locked"),
+    (DIMMED, {"on": "banana"}, "on 'banana' is not true or false"),
+    (DIMMED, {"state": "ON", "on": "banana"}, "on 'banana' is not true or false"),  # every value is checked
+    (DIMMED, {"state": "ON", "brightness": 900}, "brightness 900 is not a number from 0 to 254"),
+    (DIMMED, {"brightness": float("nan")}, "brightness nan is not a number from 0 to 254"),
+    (DIMMED, {"brightness": True}, "brightness True is not a number from 0 to 254"),
+    (DIMMED, {"state": "DIM"}, "state 'DIM' is not ON or OFF"),
+    (HEATING, {"occupied_heating_setpoint": 45}, "target 45 is not a number from 5 to 30 °C"),
+    (HEATING, {"system_mode": "banana"}, "mode 'banana' is not one of heat, cool, auto, off"),
+    (HEATING, {"temperature": 21}, "temperature is not in its state (the world device has no such attribute)"),
+    (SENSOR, {"battery": "full"}, "battery 'full' is not a number"),
+    (SENSOR, {"temperature": float("inf")}, "temperature inf is not a number from -40 to 60 °C"),
+    (SENSOR, {"temperature": 10 ** 400}, "temperature <a number of 1,329 bits> is not a number from -40 to 60 °C"),
+    (SENSOR, {"co2": 400}, "co2 is not in its state (the world device has no such attribute)"),
+])
+def test_a_report_that_does_not_fit_is_refused_whole_with_what_is_wrong(device, report, why):
+    with pytest.raises(BadReport) as refused:
+        from_zigbee2mqtt(device, {**report, "linkquality": 80})
+    assert str(refused.value) == why
+
+
+# ---------------------------------------------------------------- births
+def test_a_flood_of_births_while_the_bridge_is_busy_is_one_republication(bridge, outside):
+    # The bridge's thread is held busy while 3,000 births and then a command arrive. Births heard while a
+    # republication waits ask for none more: the thread finds one republication, then the command.
+    home, ha = bridge.service.home, outside()
+    before, release = bridge.published, threading.Event()
+    bridge._jobs.put(lambda: wait_until(release.is_set, 60, "the test letting the bridge go"))
+    for _ in range(2999):
+        ha.client.publish("homeassistant/status", "online", qos=1)
+    ha.publish("homeassistant/status", "online")
+    ha.publish("lares/townhouse/kettle/set", "ON")
+    wait_until(lambda: bridge._jobs.qsize() >= 2, 30, "the command queued behind the births")
+    release.set()
+    wait_until(lambda: home.devices["kettle"].state == {"on": True}, 30, "the command applied")
+    assert bridge.published - before == 1
+    assert bridge.births > 1000  # the flood did reach the bridge (the broker may drop a few QoS 0 births)
+
+
+def test_a_command_right_after_a_flood_of_births_is_applied(bridge, outside):
+    # As an attack sends it: 3,000 births as fast as they go, then a command at once. Before births were
+    # coalesced each one republished everything, the broker dropped messages and the command was lost.
+    home, ha = bridge.service.home, outside("lares/townhouse/kettle/state")
+    before = bridge.published
+    for _ in range(3000):
+        ha.client.publish("homeassistant/status", "online", qos=1)
+    ha.publish("lares/townhouse/kettle/set", "ON")
+    wait_until(lambda: home.devices["kettle"].state == {"on": True}, 30, "the command applied")
+    ha.last("lares/townhouse/kettle/state", 30, where=lambda p: p == "ON")
+    republished = bridge.published - before
+    assert 1 <= republished <= bridge.births / 3, (republished, bridge.births)
 
 
 # ---------------------------------------------------------------- no broker

@@ -23,20 +23,31 @@ beside MCP and the HTTP simulator API, with the ``paho-mqtt`` client:
   like any call. A refused or unreadable command changes nothing; its sentence goes to
   ``lares/<home id>/<device id>/error`` and to the log.
 * **Birth.** When Home Assistant (re)starts it says ``online`` on ``homeassistant/status``: every config
-  and state is published again.
+  and state is published again. Births are coalesced: one republication at a time, and every birth heard
+  while one waits or runs asks for at most one more after it -- a flood of births costs two, and the
+  commands behind them keep flowing. Births are subscribed at QoS 0: a lost one costs nothing while
+  another gets through, and a flood of them cannot fill the broker's queue of QoS 1 messages for the
+  bridge, where the commands wait.
 * **Bound devices.** A world device with ``mqtt: {command_topic, state_topic, format: zigbee2mqtt}``
   (``worlds/README.md``) is bound to an outside device (:meth:`HomeService.bind`): a tool's change to it
   is sent to ``command_topic`` in zigbee2mqtt's JSON, and the home takes the state the device answers on
   ``state_topic`` -- or the tool fails with "The light in the Kitchen did not answer within 2 s.". What
-  the device reports on its own (someone pressed its switch) comes into the home too.
+  the device reports on its own (someone pressed its switch) comes into the home too. A report that does
+  not fit the world device (:func:`.mqtt_zigbee2mqtt.from_zigbee2mqtt`: ``{"locked": "maybe"}``, a
+  brightness of 900, an attribute the device lacks) is logged in one sentence and dropped, whole -- at
+  subscribing (a retained one) or live -- and is never taken as the answer a tool waits for.
+* **Login and TLS.** :class:`MqttSettings` (:mod:`.mqtt_connection`): a username and a password (from a
+  file or ``LARES_MQTT_PASSWORD``, never the command line), TLS with a CA and a client certificate. A
+  refused login or a failed TLS check is an :class:`MqttError` in one sentence.
 
 Messages arrive on paho's network thread, which only sorts them: the commands and the bound devices'
 reports run one at a time on the bridge's own thread, since a command to a bound device waits for that
 device's answer, which the network thread brings. Timed waits are polled with short sleeps (a timed
 ``Event.wait`` never ends under faketime, ``tests/conftest.py``).
 
-This module is the bridge; the entities and their configs are :mod:`.mqtt_discovery`'s, the payloads both ways
-and the zigbee2mqtt link :mod:`.mqtt_payloads`'.
+This module is the bridge; the entities and their configs are :mod:`.mqtt_discovery`'s, Home Assistant's
+payloads :mod:`.mqtt_payloads`', the bound devices :mod:`.mqtt_zigbee2mqtt`'s, and the broker's address, login and
+TLS :mod:`.mqtt_connection`'s.
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import ssl
 import threading
 import time
 import uuid
@@ -51,53 +63,25 @@ from typing import Any, Callable
 
 from paho.mqtt.client import CallbackAPIVersion, Client
 
-from ..errors import LaresError, brief
+from ..errors import brief
 from ..ha_domains import object_id
 from ..home import Device
+from .mqtt_connection import PASSWORD_HELP, MqttError, MqttSettings, _ssl_reason, add_mqtt_arguments, parse_address
 from .mqtt_discovery import DISCOVERY_PREFIX, OFFLINE, ONLINE, _Discovery, discovery_configs
-from .mqtt_payloads import POLL, BadCommand, Zigbee2MqttLink, _json_object, _words, from_zigbee2mqtt, to_zigbee2mqtt
+from .mqtt_payloads import POLL, BadCommand, _words
+from .mqtt_zigbee2mqtt import BadReport, Zigbee2MqttLink, from_zigbee2mqtt, to_zigbee2mqtt
 from .service import HomeService
 
-__all__ = ["MqttBridge", "MqttError", "Zigbee2MqttLink", "discovery_configs", "from_zigbee2mqtt", "parse_address",
-           "to_zigbee2mqtt"]
+__all__ = ["MqttBridge", "MqttError", "MqttSettings", "Zigbee2MqttLink", "add_mqtt_arguments", "discovery_configs",
+           "from_zigbee2mqtt", "parse_address", "to_zigbee2mqtt"]
 
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 3.0  # seconds to reach the broker and hear its CONNACK
 CLOSE_WITHIN = 0.8  # seconds close() waits for the broker to take the cleared configs and "offline"
-
-
-class MqttError(LaresError):
-    """The MQTT broker cannot be used: a malformed address, nobody listening, or a refused connection."""
-
-
-def parse_address(address: str) -> tuple[str, int]:
-    """A broker's ``HOST:PORT`` as ``(host, port)``; an IPv6 host is written in brackets.
-
-    Args:
-        address: What ``--mqtt`` was given, e.g. ``"127.0.0.1:1883"`` or ``"[::1]:1883"``.
-
-    Raises:
-        MqttError: not ``HOST:PORT``, or a port that is not a whole number from 1 to 65535.
-
-    Examples:
-        >>> parse_address("127.0.0.1:1883"), parse_address("[::1]:8883")
-        (('127.0.0.1', 1883), ('::1', 8883))
-        >>> parse_address("nohost")
-        Traceback (most recent call last):
-        ...
-        lares_kit.serve.mqtt.MqttError: The MQTT broker's address 'nohost' is not HOST:PORT (like 127.0.0.1:1883).
-    """
-    text = str(address).strip()
-    host, sep, port_text = text.rpartition(":")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if not sep or not host or not port_text or (":" in host and not text.startswith("[")):
-        raise MqttError(f"The MQTT broker's address {brief(address)} is not HOST:PORT (like 127.0.0.1:1883).")
-    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-        raise MqttError(f"The MQTT broker's address {brief(address)} has a bad port: after the colon comes a whole "
-                        "number from 1 to 65535 (like 127.0.0.1:1883).")
-    return host, int(port_text)
+REPUBLISH_WITHIN = 5.0  # seconds a republication may wait for the broker to take it before the next job runs
+NAME_MISMATCH = (62, 63, 64)  # OpenSSL's verify codes: the certificate is for another host name, e-mail or IP
+BAD_LOGIN = ("Bad user name or password", "Not authorized")  # CONNACK reasons that mean: the login was refused
 
 
 # ---------------------------------------------------------------- the bridge
@@ -106,16 +90,18 @@ class MqttBridge:
 
     Examples:
         >>> from lares_kit import load_world
-        >>> MqttBridge.connect(HomeService(load_world("lares-home")), "localhost")
+        >>> MqttBridge.connect(HomeService(load_world("lares-home")), "localhost")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.serve.mqtt.MqttError: The MQTT broker's address 'localhost' is not HOST:PORT (like 127.0.0.1:1883).
+        lares_kit.serve.mqtt_connection.MqttError: The MQTT broker's address 'localhost' is not HOST:PORT (like
+        127.0.0.1:1883).
     """
 
     def __init__(self, service: HomeService, host: str, port: int, *, base: str | None = None,
-                 prefix: str = DISCOVERY_PREFIX, source: str = "mqtt") -> None:
+                 prefix: str = DISCOVERY_PREFIX, source: str = "mqtt", settings: MqttSettings | None = None) -> None:
         home = service.home
         self.service, self.host, self.port, self.source = service, host, port, source
+        self.settings = settings or MqttSettings()
         self.node_id = f"lares_{object_id(home.id)}"
         self.base = base or f"lares/{home.id}"
         self.prefix = prefix
@@ -127,8 +113,12 @@ class MqttBridge:
         self.published = 0  # times every config and state went out (start, reconnections, Home Assistant's birth)
         self._sent: list[Any] = []  # paho's receipts of the last full publication
         self._connack: Any = None
+        self._cut = False  # the broker closed the connection before it answered CONNECT
         self._online = False  # connected now (paho reconnects by itself after a lost connection)
         self._publishing = threading.Lock()  # one full publication at a time, none after close() cleared the configs
+        self.births = 0  # Home Assistant's "online" messages heard
+        self._births = threading.Lock()
+        self._republish_queued = False  # a republication waits in the jobs: births until it starts ask for no other
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._worker = threading.Thread(target=self._work, name="lares-mqtt", daemon=True)
         self._stop_listening: Callable[[], None] | None = None
@@ -139,10 +129,12 @@ class MqttBridge:
         self.client.on_message = self._on_message
         self.client.on_disconnect = self._on_disconnect
         self.client.reconnect_delay_set(min_delay=1, max_delay=10)
+        self.settings.apply(self.client)  # the login and TLS, if any (MqttError for an unusable file)
 
     @classmethod
     def connect(cls, service: HomeService, address: str, *, timeout: float = CONNECT_TIMEOUT,
-                base: str | None = None, prefix: str = DISCOVERY_PREFIX, source: str = "mqtt") -> MqttBridge:
+                base: str | None = None, prefix: str = DISCOVERY_PREFIX, source: str = "mqtt",
+                settings: MqttSettings | None = None) -> MqttBridge:
         """Connect to the broker at ``address``, publish the home, bind its outside devices; return the bridge.
 
         Args:
@@ -152,12 +144,14 @@ class MqttBridge:
             base: The root of the home's topics; default ``lares/<home id>``.
             prefix: Home Assistant's discovery prefix.
             source: Who commands from the broker speak for, for the home's safety policy.
+            settings: The login and TLS (:class:`MqttSettings`); default neither.
 
         Raises:
-            MqttError: a malformed address, or a broker that cannot be reached or refuses, in one sentence.
+            MqttError: a malformed address, a broker that cannot be reached, a refused login or a failed TLS
+                check, in one sentence.
         """
         host, port = parse_address(address)
-        bridge = cls(service, host, port, base=base, prefix=prefix, source=source)
+        bridge = cls(service, host, port, base=base, prefix=prefix, source=source, settings=settings)
         bridge._start(timeout)
         return bridge
 
@@ -165,20 +159,36 @@ class MqttBridge:
         where = f"{self.host}:{self.port}"
         self.client.connect_timeout = timeout
         try:
-            self.client.connect(self.host, self.port, keepalive=30)
+            self.client.connect(self.host, self.port, keepalive=30)  # TLS: the handshake happens here
+        except ssl.SSLCertVerificationError as exc:
+            hint = ("connect by the name its certificate gives, or turn the host name check off "
+                    "(--mqtt-no-hostname-check)" if exc.verify_code in NAME_MISMATCH else
+                    "give the CA that signed it (--mqtt-ca)")
+            raise MqttError(f"The MQTT broker at {where} failed the TLS check ({_ssl_reason(exc)}): {hint}.") from None
+        except (ssl.SSLError, ConnectionResetError) as exc:
+            if not self.settings.tls:  # not ours: a plain connection cut at once
+                raise MqttError(f"Cannot reach the MQTT broker at {where} ({_ssl_reason(exc)}).") from None
+            raise MqttError(f"The TLS handshake with the MQTT broker at {where} failed ({_ssl_reason(exc)}): does it "
+                            "speak TLS on that port (usually 8883)?") from None
         except OSError as exc:
             reason = exc.strerror or str(exc) or type(exc).__name__
             raise MqttError(f"Cannot reach the MQTT broker at {where} ({reason}): is a broker such as mosquitto "
                             "running there?") from None
         self._worker.start()
         self.client.loop_start()
-        if not _wait(lambda: self._connack is not None, timeout):
+        if not _wait(lambda: self._connack is not None or self._cut, timeout):
             self._shutdown(clear=False)
             raise MqttError(f"The MQTT broker at {where} did not accept the connection within {timeout:g} s: is it "
                             "an MQTT broker?")
+        if self._connack is None:  # cut without an answer: what a broker does with a client it will not talk to
+            self._shutdown(clear=False)
+            hint = ("does it want TLS (--mqtt-tls)?" if not self.settings.tls else
+                    "does it want a client certificate (--mqtt-cert)?" if not self.settings.cert_file else
+                    "does it trust the client certificate?")
+            raise MqttError(f"The MQTT broker at {where} closed the connection without answering: {hint}")
         if self._connack.is_failure:
             self._shutdown(clear=False)
-            raise MqttError(f"The MQTT broker at {where} refused the connection: {self._connack}.")
+            raise MqttError(self._refusal(where))
         if not _wait(lambda: self.published > 0 and all(info.is_published() for info in self._sent), timeout):
             self._shutdown(clear=False)
             raise MqttError(f"The MQTT broker at {where} did not take the home's topics within {timeout:g} s.")
@@ -186,11 +196,23 @@ class MqttBridge:
         for device_id, link in self.links.items():
             self.service.bind(device_id, link)
 
+    def _refusal(self, where: str) -> str:
+        # The broker's CONNACK said no: the sentence, with what to check when it is about the login.
+        reason = str(self._connack)
+        if reason not in BAD_LOGIN:
+            return f"The MQTT broker at {where} refused the connection: {reason}."
+        if self.settings.username:
+            return (f"The MQTT broker at {where} refused the login as {brief(self.settings.username)} ({reason}): "
+                    f"check the username and the password ({PASSWORD_HELP}).")
+        return (f"The MQTT broker at {where} refused the connection ({reason}): it wants a username and a password "
+                f"(--mqtt-username, and {PASSWORD_HELP}).")
+
     def describe(self) -> str:
         """One line: the broker, the node id, how many devices Home Assistant sees, what is skipped or bound."""
         found = self.discovery
-        text = (f"{self.host}:{self.port}, Home Assistant node {self.node_id}: {len(found.devices)} devices "
-                f"published under {self.base}/")
+        how = self.settings.describe()
+        text = (f"{self.host}:{self.port}{f' ({how})' if how else ''}, Home Assistant node {self.node_id}: "
+                f"{len(found.devices)} devices published under {self.base}/")
         if found.skipped:
             text += "; skipped (" + "; ".join(f"{d} -- {why}" for d, why in found.skipped.items()) + ")"
         if self.links:
@@ -249,12 +271,14 @@ class MqttBridge:
         if self.published and not self._online:
             log.warning("Connected again to the MQTT broker at %s:%s.", self.host, self.port)
         self._online = True
-        topics = [(f"{self.prefix}/status", 1)] + [(t, 1) for t in self.discovery.commands]
+        topics = [(f"{self.prefix}/status", 0)] + [(t, 1) for t in self.discovery.commands]  # births: QoS 0 (above)
         topics += [(t, 1) for t in self._by_state_topic]
         client.subscribe(topics)
-        self._jobs.put(self.publish_all)  # at start, and again after a lost connection comes back
+        self._republish()  # at start, and again after a lost connection comes back
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason_code: Any, properties: Any) -> None:
+        if self._connack is None:
+            self._cut = True
         if not self.closed and self._online:
             log.warning("Lost the MQTT broker at %s:%s (%s); trying again.", self.host, self.port, reason_code)
         self._online = False
@@ -264,15 +288,34 @@ class MqttBridge:
             topic, payload = message.topic, message.payload
             if topic == f"{self.prefix}/status":
                 if payload.decode("utf-8", "replace").strip().lower() == ONLINE:
-                    self._jobs.put(self.publish_all)
+                    with self._births:
+                        self.births += 1
+                    self._republish()
             elif topic in self._by_state_topic:
                 link = self._by_state_topic[topic]
-                if not link.heard(payload):
+                if not link.heard(payload, retained=bool(message.retain)):
                     self._jobs.put(lambda: self._report(link, payload))
             elif topic in self.discovery.commands:
                 self._jobs.put(lambda: self._command(topic, payload))
         except Exception:  # pragma: no cover - never let a message end paho's loop
             log.exception("could not handle the MQTT message on %s", getattr(message, "topic", "?"))
+
+    def _republish(self) -> None:
+        # Every config and state again, coalesced: while one republication waits in the jobs, asking adds none.
+        with self._births:
+            if self._republish_queued:
+                return
+            self._republish_queued = True
+        self._jobs.put(self._publish_again)
+
+    def _publish_again(self) -> None:
+        with self._births:
+            self._republish_queued = False  # from here on a birth asks for one more, after this one
+        self.publish_all()
+        # In flight until the broker has taken it all: a flood of births cannot pile publications up in paho's
+        # memory faster than the broker acknowledges them (the wait ends early when the bridge stops).
+        sent = self._sent
+        _wait(lambda: self.closed or all(info.is_published() for info in sent), REPUBLISH_WITHIN)
 
     # ------------------------------------------------------------ the bridge's thread
     def _work(self) -> None:
@@ -306,13 +349,13 @@ class MqttBridge:
         self._publish(f"{self.base}/{device.id}/error", sentence, retain=False)
 
     def _report(self, link: Zigbee2MqttLink, payload: bytes) -> None:
-        # An outside device said its state without being asked (someone pressed its switch): into the home.
-        report = _json_object(payload)
-        if report is None:
-            log.warning("%s sent %s on %s, which is not a zigbee2mqtt state (a JSON object)",
-                        link.device.id, brief(payload.decode("utf-8", "replace")), link.state_topic)
+        # An outside device said its state without being asked (someone pressed its switch): into the home, if
+        # it fits the world device; a retained one comes at subscribing.
+        try:
+            update = link.read(payload)
+        except BadReport as exc:
+            log.warning("%s", exc)
             return
-        update = from_zigbee2mqtt(link.device, report)
         if update:
             self.service.apply_state(link.device.id, update)
 

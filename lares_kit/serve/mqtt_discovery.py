@@ -41,10 +41,6 @@ __all__ = ["DISCOVERY_PREFIX", "ONLINE", "OFFLINE", "NO_MQTT_ENTITY", "discovery
 
 ONLINE, OFFLINE = "online", "offline"
 DISCOVERY_PREFIX = "homeassistant"
-CONNECT_TIMEOUT = 3.0  # seconds to reach the broker and hear its CONNACK
-CLOSE_WITHIN = 0.8  # seconds close() waits for the broker to take the cleared configs and "offline"
-POLL = 0.005  # seconds between looks while waiting (polled: see the module's docstring)
-ONLINE, OFFLINE = "online", "offline"
 # Home Assistant domains its MQTT discovery has no entity for: their devices are skipped, and said so.
 NO_MQTT_ENTITY = ("media_player", "todo", "weather", "calendar")
 _CLIMATE_MODES = ("auto", "off", "cool", "heat", "dry", "fan_only")

@@ -1,28 +1,24 @@
-"""MQTT payloads both ways: Home Assistant's commands into lares changes, and zigbee2mqtt's JSON, for the bridge.
+"""Home Assistant's MQTT command payloads as lares changes, and the scales they share with zigbee2mqtt's.
 
 Part of the MQTT door of ``lares serve-home`` (:mod:`.mqtt`; taught in
 ``notebooks/18_a_real_home.ipynb``). Home Assistant sends plain payloads
 (``ON``, ``LOCK``, ``OPEN``, ``21.5``) or a light's JSON, on 0-255 scales;
-zigbee2mqtt devices take and report JSON on 0-254 scales. Each is turned
-into the device's own attributes and scale here; a payload that says nothing
-a device can do raises :class:`BadCommand` with the sentence. A world device
-bound to a zigbee2mqtt device talks to it through :class:`Zigbee2MqttLink`.
+each is turned into the device's own attributes and scale here, and a
+payload that says nothing a device can do raises :class:`BadCommand` with
+the sentence. zigbee2mqtt's JSON, for world devices bound to real ones, is
+:mod:`.mqtt_zigbee2mqtt`'s.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-import time
 from typing import Any
 
 from ..devices import attributes_of
-from ..errors import ToolError, brief
-from ..ha_domains import domain_of
 from ..home import Device, Home
-from ..wording import capitalise, in_sentence
+from ..wording import in_sentence
 
-__all__ = ["BadCommand", "Zigbee2MqttLink", "from_zigbee2mqtt", "to_zigbee2mqtt"]
+__all__ = ["BadCommand"]
 
 POLL = 0.005  # seconds between looks while waiting (a timed Event.wait never ends under faketime)
 
@@ -137,152 +133,3 @@ def _light_command(payload: str, device: Device, dim: str | None) -> dict[str, A
         update["on"] = True
         update[dim] = _scale(data["brightness"], device, dim, 255, to_device=True)
     return update
-
-
-# ---------------------------------------------------------------- zigbee2mqtt
-def to_zigbee2mqtt(device: Device, changes: dict[str, Any]) -> dict[str, Any]:
-    """The zigbee2mqtt command (JSON on the device's ``/set`` topic) for changes in lares terms.
-
-    Args:
-        device: The world device bound to the outside one (its type and scales say how to write the change).
-        changes: Attribute -> new value, as the tools set them: ``{"on": True}``, ``{"brightness": 50}``.
-
-    Examples:
-        >>> from lares_kit.home import Device
-        >>> lamp = Device("lamp", "Lamp", "light", "kitchen", {"on": False, "brightness": 0})
-        >>> to_zigbee2mqtt(lamp, {"on": True, "brightness": 100})
-        {'state': 'ON', 'brightness': 254}
-        >>> to_zigbee2mqtt(Device("door", "Front door", "lock", "hall", {"locked": True}), {"locked": False})
-        {'state': 'UNLOCK'}
-    """
-    out: dict[str, Any] = {}
-    dim = _dim_key(device) or "brightness"
-    for key, value in changes.items():
-        if key == "on":
-            out["state"] = "ON" if value else "OFF"
-        elif key == dim and device.type == "light":
-            out["brightness"] = _scale(value, device, key, 254, to_device=False)
-        elif key == "locked":
-            out["state"] = "LOCK" if value else "UNLOCK"
-        elif key == "open":
-            out["state"] = ("ON" if value else "OFF") if device.type == "valve" else ("OPEN" if value else "CLOSE")
-        elif key == "target":
-            out["occupied_heating_setpoint"] = value
-        elif key == "mode" and domain_of(device.type) == "climate":
-            out["system_mode"] = value
-        elif key == "speed" and device.type == "fan":
-            out["fan_mode"] = {0: "off", 1: "low", 2: "medium", 3: "high"}.get(int(value), "on")
-        elif key == "fan_speed":
-            out["fan_mode"] = value
-        else:
-            out[key] = value
-    return out
-
-
-def from_zigbee2mqtt(device: Device, report: dict[str, Any]) -> dict[str, Any]:
-    """A zigbee2mqtt state report in lares terms: only what the world device has; the rest (linkquality) is left.
-
-    Args:
-        device: The world device bound to the outside one.
-        report: The JSON object the device published on its state topic.
-
-    Examples:
-        >>> from lares_kit.home import Device
-        >>> lamp = Device("lamp", "Lamp", "light", "kitchen", {"on": False, "brightness": 0})
-        >>> from_zigbee2mqtt(lamp, {"state": "ON", "brightness": 127, "linkquality": 96})
-        {'on': True, 'brightness': 50}
-        >>> door = Device("door", "Front door", "lock", "hall", {"locked": True})
-        >>> from_zigbee2mqtt(door, {"lock_state": "unlocked"}), from_zigbee2mqtt(door, {"state": "LOCK"})
-        ({'locked': False}, {'locked': True})
-    """
-    known = set(device.state) | set(attributes_of(device.type, device.capabilities))
-    dim = _dim_key(device)  # a light the world does not dim takes no brightness (Home Assistant sees none)
-    out: dict[str, Any] = {}
-    for key, value in report.items():
-        if key == "state" and isinstance(value, str):
-            said = value.upper()
-            if "locked" in known and said in ("LOCK", "UNLOCK"):
-                out["locked"] = said == "LOCK"
-            elif "open" in known and said in ("OPEN", "CLOSE", "ON", "OFF"):
-                out["open"] = said in ("OPEN", "ON")
-            elif "on" in known and said in ("ON", "OFF"):
-                out["on"] = said == "ON"
-        elif key == "lock_state" and "locked" in known and value in ("locked", "unlocked"):
-            out["locked"] = value == "locked"
-        elif key == "brightness" and dim is not None and isinstance(value, (int, float)):
-            out[dim] = _scale(value, device, dim, 254, to_device=True)
-        elif key in ("occupied_heating_setpoint", "current_heating_setpoint") and "target" in known:
-            out["target"] = value
-        elif key == "local_temperature" and "temperature" in known:
-            out["temperature"] = value
-        elif key == "system_mode" and "mode" in known:
-            out["mode"] = value
-        elif key == "fan_mode" and "speed" in known and device.type == "fan":
-            out["speed"] = {"off": 0, "low": 1, "medium": 2, "high": 3}.get(str(value), 3)
-        elif key == "fan_mode" and "fan_speed" in known:
-            out["fan_speed"] = value
-        elif key in known and key not in out and key != "brightness":
-            out[key] = value
-    return out
-
-
-class Zigbee2MqttLink:
-    """A world device bound to a zigbee2mqtt device: :meth:`send` is the :class:`~.service.DeviceLink`."""
-
-    def __init__(self, bridge: Any, device: Device) -> None:  # bridge: the mqtt.MqttBridge that made it
-        self.bridge, self.device = bridge, device
-        self.command_topic = device.mqtt["command_topic"]
-        self.state_topic = device.mqtt["state_topic"]
-        self.timeout = float(device.mqtt.get("timeout", 2))
-        self._lock = threading.Lock()
-        self._answers: list[bytes] | None = None  # a list while send() waits for the device's answer
-
-    def send(self, device: Device, changes: dict[str, Any]) -> dict[str, Any]:
-        """Publish the change as zigbee2mqtt takes it; return the state the device answers, in lares terms.
-
-        Raises:
-            ToolError: no answer within the timeout (or an answer that is not zigbee2mqtt's JSON), with a
-                sentence for the model: "The light in the Kitchen did not answer within 2 s."
-        """
-        home = self.bridge.service.home
-        words = capitalise(_words(device, home))
-        if self.bridge.closed:
-            raise ToolError(f"{words} cannot be reached: the MQTT bridge is stopped.")
-        with self._lock:
-            self._answers = []
-        try:
-            self.bridge.client.publish(self.command_topic, json.dumps(to_zigbee2mqtt(device, changes)), qos=1)
-            deadline = time.monotonic() + self.timeout
-            answer = None
-            while answer is None and time.monotonic() < deadline and not self.bridge.closed:
-                with self._lock:
-                    answer = self._answers[0] if self._answers else None
-                if answer is None:
-                    time.sleep(POLL)
-        finally:
-            with self._lock:
-                self._answers = None
-        if answer is None:
-            raise ToolError(f"{words} did not answer within {self.timeout:g} s.")
-        report = _json_object(answer)
-        if report is None:
-            raise ToolError(f"{words} answered {brief(answer.decode('utf-8', 'replace'))}, "
-                            "which is not a zigbee2mqtt state (a JSON object).")
-        return from_zigbee2mqtt(device, report)
-
-    def heard(self, payload: bytes) -> bool:
-        """Give a message of the state topic to the waiting :meth:`send`; False when nobody waits for one."""
-        with self._lock:
-            if self._answers is None:
-                return False
-            self._answers.append(payload)
-            return True
-
-
-def _json_object(payload: bytes) -> dict[str, Any] | None:
-    try:
-        data = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
