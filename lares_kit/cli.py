@@ -156,8 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
                                 "dataset's name in ~/.local/share/lares_kit/worlds, or $LARES_DATA/worlds)")
 
     serve = sub.add_parser("serve-model", help="serve the offline model as an OpenAI-compatible HTTP API")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=0, help="the port (default: a free one, printed)")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: loopback only)")
+    serve.add_argument("--port", type=_port, default=0, help="the port (default: a free one, printed)")
+    serve.add_argument("--token", default=None, metavar="TOKEN",
+                       help="the API key clients must send (OPENAI_API_KEY); required beyond loopback")
+    _door_arguments(serve)
     serve.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each reply")
     # a faulty endpoint, for testing retries and failure handling (lares_kit.models.server.Faults)
     serve.add_argument("--fault-rate", type=float, default=0.0, help="share of chat completions to break (0-1)")
@@ -173,7 +176,19 @@ def build_parser() -> argparse.ArgumentParser:
                       help="http (default): MCP at /mcp beside the simulator API; stdio: MCP on standard "
                            "input/output, for a client that starts the server (HTTP too only with --port)")
     home.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: loopback only)")
-    home.add_argument("--port", type=int, default=None, help="the HTTP port (default: a free one, printed)")
+    home.add_argument("--port", type=_port, default=None, help="the HTTP port (default: a free one, printed)")
+    home.add_argument("--token", default=None, metavar="TOKEN",
+                      help="the token clients send, speaking as --source (default: $LARES_HOME_TOKEN, else a new "
+                           "one, printed)")
+    home.add_argument("--token-for", action="append", default=None, metavar="SOURCE=TOKEN",
+                      help="another token, that speaks as SOURCE (guest, letterbox...); repeatable")
+    _door_arguments(home)
+    home.add_argument("--clock", choices=["fixed", "simulated", "local"], default=None,
+                      help="the home's clock, which the night rule reads: fixed (--time-of-day), simulated, or "
+                           "local (this machine's; the default with --mqtt or a device bound through mqtt:)")
+    home.add_argument("--time-of-day", default=None, metavar="TIME",
+                      help="the time of day: alone, a fixed clock (04:00, 4am, night); with --clock simulated, "
+                           "where it starts")
     home.add_argument("--debug", action="store_true", help="also serve GET /debug: the hidden truth")
     home.add_argument("--seed", type=int, default=None, help="hide the movable things with this seed")
     home.add_argument("--tools", choices=["lares", "ha"], default="lares",
@@ -182,7 +197,28 @@ def build_parser() -> argparse.ArgumentParser:
                       help="who the clients speak for, for the home's safety policy (owner, guest, letterbox...)")
     home.add_argument("--mqtt", default=None, metavar="HOST:PORT",
                       help="also put the home on this MQTT broker, with Home Assistant discovery")
+    from .serve.mqtt_connection import add_mqtt_arguments
+
+    add_mqtt_arguments(home)  # --mqtt-username, --mqtt-password-file, --mqtt-tls, --mqtt-ca... (docs/serve_home.md)
     return parser
+
+
+def _port(text: str) -> int:
+    # argparse shows an ArgumentTypeError as one line, with the usage
+    from .models.server_guard import check_port
+
+    try:
+        return check_port(text)
+    except LaresError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _door_arguments(parser: argparse.ArgumentParser) -> None:
+    # Who may reach a served door besides loopback's own names (lares_kit.models.server_guard; docs/security.md).
+    parser.add_argument("--allow-host", action="append", default=None, metavar="NAME",
+                        help="a Host name clients use to reach it (repeatable); required to listen beyond loopback")
+    parser.add_argument("--allow-origin", action="append", default=None, metavar="URL",
+                        help="a web page origin allowed to call it, e.g. http://127.0.0.1:8888 (repeatable)")
 
 
 class _BenchHelp(argparse.Action):

@@ -118,7 +118,7 @@ def test_serve_model_with_fault_flags():
         with pytest.raises(openai.InternalServerError, match="injected fault"):
             client.chat.completions.create(model="offline", messages=[{"role": "user", "content": "hi"}])
         held = socket.create_connection(("127.0.0.1", port))  # a keep-alive connection left open
-        held.sendall(b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+        held.sendall(b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         held.recv(65536)
         start = time.perf_counter()
         os.kill(server.pid, signal.SIGINT)

@@ -51,7 +51,7 @@ def test_every_design_runs_the_lares_scenarios_through_mcp(agent):
 
 def test_over_streamable_http_the_served_home_changes():
     service = HomeService(load_world("lares-home"))
-    with HomeServer(service, port=0) as server, mcp_tools(server.mcp_url) as tools:
+    with HomeServer(service, port=0) as server, mcp_tools(server.mcp_url, headers=server.headers) as tools:
         episode = run_agent("turn on the light in the kitchen", tools.home(), "intent-action", tools=tools)
     assert episode.status == "done" and service.home.devices["kitchen-light"].state == {"on": True}
     assert repr(tools).startswith(f"McpTools('{server.mcp_url}': toggle_light, set_light")
@@ -125,6 +125,6 @@ def test_a_home_of_your_own_catches_up_with_the_served_one_before_the_first_prom
     # agent answer "it is already off" and do nothing.
     service = HomeService(load_world("lares-home"))
     service.call("set_light", {"light_id": "office-light", "on": True})
-    with HomeServer(service, port=0) as server, mcp_tools(server.mcp_url) as tools:
+    with HomeServer(service, port=0) as server, mcp_tools(server.mcp_url, headers=server.headers) as tools:
         episode = run_agent("turn off the light in the office", load_world("lares-home"), agent, tools=tools)
     assert episode.status == "done" and service.home.devices["office-light"].state == {"on": False}

@@ -90,7 +90,7 @@ def served():
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_the_mcp_sdk_client_over_streamable_http(served, mode):
-    check_tour(anyio.run(lambda: tour(served.mcp_url, mode=mode)))
+    check_tour(anyio.run(lambda: tour(served.link("/mcp"), mode=mode)))
     assert served.service.home.devices["kitchen-light"].state == {"on": True}  # the served home changed
 
 
@@ -126,7 +126,7 @@ def test_a_confirmation_goes_to_the_clients_user_by_elicitation():
 
 
 def test_a_client_without_elicitation_gets_a_sentence_and_nothing_is_asked(served):
-    result = anyio.run(lambda: call_as(served.mcp_url, "ask_user", {"question": "Is it daytime?"}))
+    result = anyio.run(lambda: call_as(served.link("/mcp"), "ask_user", {"question": "Is it daytime?"}))
     assert result.is_error and "does not support elicitation" in text(result) and "Is it daytime?" in text(result)
 
 
@@ -134,7 +134,7 @@ def test_a_declined_question_does_nothing(served):
     async def decline(context, params):
         return types.ElicitResult(action="decline")
 
-    result = anyio.run(lambda: call_as(served.mcp_url, "ask_user", {"question": "Shall I?"}, elicit=decline))
+    result = anyio.run(lambda: call_as(served.link("/mcp"), "ask_user", {"question": "Shall I?"}, elicit=decline))
     assert result.is_error and text(result) == "The person did not answer, so nothing was done."
 
 
@@ -156,7 +156,7 @@ def test_home_assistants_tools_can_be_served():
 # ------------------------------------------------------------ the simulator API
 def test_world_call_and_debug(served):
     base = served.base_url
-    with httpx.Client(base_url=base, timeout=10) as http:
+    with httpx.Client(base_url=base, timeout=10, headers=served.headers) as http:
         assert http.get("/").json()["mcp"] == "/mcp"
         world = http.get("/world").json()
         assert world["home"] == "lares-home" and "bruno" not in json.dumps(world)
@@ -169,7 +169,7 @@ def test_world_call_and_debug(served):
         assert asked["question"] == "Day?" and not asked["ok"]
         answered = http.post("/call", json={"tool": "ask_user", "arguments": {"question": "Day?"}, "answer": "Yes."})
         assert answered.json()["result"] == "The user answered: Yes."
-        bad = http.post("/call", content=b"{not json")
+        bad = http.post("/call", content=b"{not json", headers={"content-type": "application/json"})
         assert bad.status_code == 400 and "not valid JSON" in bad.json()["error"]
         shapeless = http.post("/call", json=["set_light"])
         assert shapeless.status_code == 400 and "Tools: toggle_light" in shapeless.json()["error"]
@@ -179,7 +179,7 @@ def test_world_call_and_debug(served):
 
 def test_debug_shows_the_hidden_truth_only_when_asked():
     with HomeServer(HomeService(load_world("lares-home")), port=0, debug=True) as server:
-        truth = httpx.get(server.base_url + "/debug", timeout=10).json()
+        truth = httpx.get(server.base_url + "/debug", headers=server.headers, timeout=10).json()
     assert truth["items"]["bruno"]["room"] == "bedroom"
 
 
@@ -196,12 +196,13 @@ def read_events(url, wanted, found, ready):
 
 def test_events_follow_changes_from_every_door(served):
     found, ready = [], threading.Event()
-    reader = threading.Thread(target=read_events, args=(served.base_url + "/events", 3, found, ready), daemon=True)
+    reader = threading.Thread(target=read_events, args=(served.link("/events"), 3, found, ready), daemon=True)
     reader.start()
     assert ready.wait(10)
     httpx.post(served.base_url + "/call", json={"tool": "set_light", "arguments": {"light_id": "lounge-light",
-                                                                                   "on": True}}, timeout=10)
-    anyio.run(lambda: call_as(served.mcp_url, "move_robot", {"destination_room_id": "lounge"}))
+                                                                                   "on": True}},
+               headers=served.headers, timeout=10)
+    anyio.run(lambda: call_as(served.link("/mcp"), "move_robot", {"destination_room_id": "lounge"}))
     served.service.command("bedroom-light", {"on": True}, source="mqtt")
     reader.join(10)
     assert found == [{"type": "device", "id": "lounge-light", "room": "lounge", "state": {"on": True}},
@@ -221,14 +222,16 @@ def test_serve_home_stops_within_2_s_of_sigint_with_clients_connected():
         banner = server.stdout.readline()
         assert banner.startswith("Serving The Lares home at http://127.0.0.1:")
         base = banner.split(" at ")[1].split()[0]
+        token = next(line for line in iter(server.stdout.readline, "") if "token:" in line).split()[1]
         found, ready = [], threading.Event()
-        threading.Thread(target=read_events, args=(base + "/events", 99, found, ready), daemon=True).start()
+        threading.Thread(target=read_events, args=(f"{base}/events?token={token}", 99, found, ready),
+                         daemon=True).start()
         assert ready.wait(10)  # an event stream held open
 
         session_open, release = threading.Event(), threading.Event()
 
         async def hold_session():
-            async with Client(base + "/mcp") as client:
+            async with Client(f"{base}/mcp?token={token}") as client:
                 await client.list_tools()
                 session_open.set()
                 await anyio.to_thread.run_sync(release.wait, 30)

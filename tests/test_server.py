@@ -30,6 +30,7 @@ import pytest
 from lares_kit import load_world
 from lares_kit.models.prompt_cache import PROMPT_CACHE
 from lares_kit.models.server import DropConnection, Faults, ModelServer
+from lares_kit.models.server_guard import ServerLimits
 from lares_kit.models.wire import handle
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +47,8 @@ def server():
 
 @pytest.fixture(scope="module")
 def strict():
-    with ModelServer(port=0, read_timeout=READ_TIMEOUT, keep_alive=2.0, max_body=MAX_BODY) as running:
+    limits = ServerLimits(read_timeout=READ_TIMEOUT, keep_alive=2.0, max_body=MAX_BODY)
+    with ModelServer(port=0, limits=limits) as running:
         yield running
 
 
@@ -166,7 +168,8 @@ REQUESTS = [
 
 @pytest.mark.parametrize("method, path, body", REQUESTS)
 def test_replies_are_the_in_process_bytes(server, method, path, body):
-    data = (f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+    data = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
     PROMPT_CACHE.clear()  # both start cold: the second would find the first's prompt in the cache they share
     status, headers, got, _ = exchange(server.address, data)
     PROMPT_CACHE.clear()
@@ -229,20 +232,20 @@ HOSTILE = {
     "garbage request line": (b"HELLO THERE\r\n\r\n", 400),
     "a TLS hello": (bytes.fromhex("16030100a5010000a10303") + bytes(32) + b"\r\n\r\n", 400),
     "no Host header": (b"GET /v1/models HTTP/1.1\r\n\r\n", 400),
-    "a non-ASCII path": ("GET /v1/modèles HTTP/1.1\r\nHost: x\r\n\r\n".encode(), 400),
+    "a non-ASCII path": ("GET /v1/modèles HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode(), 400),
     "Content-Length: abc": (post("/v1/chat/completions", chat(), "Content-Length: abc"), 400),
     "Content-Length: -5": (post("/v1/chat/completions", chat(), "Content-Length: -5"), 400),
     "two Content-Lengths": (post("/v1/chat/completions", chat(), "Content-Length: 5", "Content-Length: 6"), 400),
     "a bad chunk size": (post("/v1/chat/completions", b"zz\r\nhello\r\n0\r\n\r\n", "Transfer-Encoding: chunked"), 400),
-    "20 KB of headers, unfinished": (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+    "20 KB of headers, unfinished": (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                      + b"".join(b"X-Filler-%d: %s\r\n" % (i, b"y" * 200) for i in range(100)), 431),
-    "PATCH": (b"PATCH /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}", 405),
-    "an unknown method": (b"BREW /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405),
+    "PATCH": (b"PATCH /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}", 405),
+    "an unknown method": (b"BREW /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n", 405),
     "a body over the limit, announced": (post("/v1/chat/completions", b"", f"Content-Length: {10**9}"), 413),
     "a chunked body over the limit": (post("/v1/chat/completions", b"40000\r\n" + b"x" * 0x40000 + b"\r\n10\r\n"
                                            + b"x" * 16 + b"\r\n0\r\n\r\n", "Transfer-Encoding: chunked"), 413),
     "a short body": (post("/v1/chat/completions", b'{"model": ', "Content-Length: 100"), 408),
-    "headers that never end": (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Slow: ", 408),
+    "headers that never end": (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", 408),
     "an unknown model": (post("/v1/chat/completions", chat(model="gpt-4o")), 404),
     "object content": (post("/v1/chat/completions", b'{"model": "offline", "messages": [{"role": "user", '
                                                      b'"content": {"text": "hi"}}]}'), 400),
@@ -268,7 +271,7 @@ def test_what_http_allows_is_served(strict):
                    "Transfer-Encoding: chunked")
     many_headers = post("/v1/chat/completions", chat(), *[f"X-H{i}: {i}" for i in range(150)])
     http10 = b"GET /v1/models HTTP/1.0\r\n\r\n"
-    upgrade = b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+    upgrade = b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
     for data in (chunked, many_headers, http10, upgrade):
         status, _, body, _ = exchange(strict.address, data)
         assert status == 200 and "error" not in json.loads(body)
@@ -286,7 +289,7 @@ async def _slowloris(address: tuple[str, int], clients: int) -> list[tuple[bytes
     async def one() -> tuple[bytes, float]:
         loop = asyncio.get_running_loop()
         reader, writer = await asyncio.open_connection(*address)
-        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
         start = loop.time()
         try:
             while loop.time() - start < 20:
@@ -348,10 +351,11 @@ def test_close_within_2s_with_a_stalled_reply_and_held_connections(stall):
     caller = threading.Thread(target=stalled)
     caller.start()
     idle = socket.create_connection(srv.address)
-    idle.sendall(b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+    idle.sendall(b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     idle.recv(65536)  # answered; the connection stays open (keep-alive)
     half = socket.create_connection(srv.address)
-    half.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
+    half.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: 50\r\n\r\n{")
     while not (faults.requests or seen):
         time.sleep(0.05)
     start = time.perf_counter()
@@ -374,12 +378,13 @@ def _free_port() -> int:
 def hold_and_load(port: int) -> tuple[list[socket.socket], threading.Event, list[threading.Thread]]:
     """Connections held open (idle keep-alive, half-sent headers, half-sent body) and 4 clients asking in a loop."""
     idle = socket.create_connection(("127.0.0.1", port))
-    idle.sendall(b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+    idle.sendall(b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     idle.recv(65536)
     headers = socket.create_connection(("127.0.0.1", port))
-    headers.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+    headers.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
     body = socket.create_connection(("127.0.0.1", port))
-    body.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    body.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: 100\r\n\r\n{")
     done = threading.Event()
 
     def ask():

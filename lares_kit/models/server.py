@@ -46,15 +46,15 @@ from typing import Any
 
 import uvicorn
 
-from .faults import FAULT_KINDS, DropConnection, Faults, Intercept
+from .faults import FAULT_KINDS, DropConnection, Faults, Intercept, json_error
 from .server_app import ModelApp
+from .server_guard import ServerLimits, Tokens, open_door
 from .server_protocol import ModelProtocol
 
 __all__ = ["FAULT_KINDS", "DropConnection", "Faults", "Intercept", "ModelServer", "ThreadedServer", "cli_serve",
            "listen_socket"]
 
 BACKLOG = 2048  # connections the kernel queues while the server is busy (http.server's was 5)
-HEADER_LIMIT = 16 * 1024  # bytes of request line and headers (h11's default): more is a 431
 
 
 class _Uvicorn(uvicorn.Server):
@@ -183,27 +183,31 @@ class ModelServer(ThreadedServer):
     """The offline model over HTTP, on a free port unless ``port`` names one (0, the default); see ``base_url``.
 
     ``latency``: seconds to wait before each reply. ``intercept``: see the
-    module docstring. ``verbose``: log each request to stderr.
-    ``read_timeout``: seconds a request's headers, then its body, may take
-    to arrive (else 408). ``keep_alive``: seconds an idle connection stays
-    open (longer than the openai client's 5 s, so the client always closes
-    first). ``max_body``: the largest request body, in bytes (else 413).
+    module docstring. ``verbose``: log each request to stderr. ``limits``:
+    what a client may send and how slowly (:class:`~lares_kit.models.server_guard.ServerLimits`;
+    a request body may be 32 MiB here, a long chat). ``token``: the API key
+    clients must send (``OPENAI_API_KEY``); None on loopback lets any local
+    client in, and a server bound beyond loopback refuses to start without
+    one. ``allow_hosts``/``allow_origins``: Host names and browser origins
+    accepted besides loopback's own (:class:`~lares_kit.models.server_guard.AccessGuard`).
     ``intercept`` and ``latency`` may be changed while it serves.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0,
-                 intercept: Intercept | None = None, verbose: bool = False, read_timeout: float = 10.0,
-                 keep_alive: float = 15.0, max_body: int = 32 * 1024 * 1024) -> None:
+                 intercept: Intercept | None = None, verbose: bool = False, limits: ServerLimits | None = None,
+                 token: str | None = None, allow_hosts: tuple[str, ...] = (),
+                 allow_origins: tuple[str, ...] = ()) -> None:
         self.verbose = verbose
-        self.app = ModelApp(intercept=intercept, latency=latency, read_timeout=read_timeout, max_body=max_body)
+        self.limits = limits or ServerLimits(max_body=32 * 1024 * 1024)
+        self.token = token
+        self.app = ModelApp(intercept=intercept, latency=latency)
+        guard = open_door(self.app.asgi, host, limits=self.limits, allow_hosts=allow_hosts,
+                          allow_origins=allow_origins, tokens=Tokens({"client": token} if token else None),
+                          error=_openai_error, stopping=lambda: self.app.stopping.wait())
         self._listen(host, port)
-        config = uvicorn.Config(
-            self.app.asgi, http=functools.partial(ModelProtocol, read_timeout=read_timeout),  # type: ignore[arg-type]
-            ws="none", lifespan="off", interface="asgi3", loop="asyncio", proxy_headers=False, server_header=False,
-            timeout_keep_alive=keep_alive, h11_max_incomplete_event_size=HEADER_LIMIT,  # type: ignore[arg-type]
-            timeout_graceful_shutdown=5,  # a safety net: the app's own waits end when it stops
-            log_config=None)  # leave the process's logging alone (verbose adds one handler)
-        self._server = _Uvicorn(config, self.app)
+        self._server = _Uvicorn(uvicorn_config(guard, self.limits, lifespan="off",
+                                               timeout_graceful_shutdown=5),  # the app's own waits end at stop
+                                self.app)
         if verbose:
             _log_to_stderr()
 
@@ -226,6 +230,32 @@ class ModelServer(ThreadedServer):
         super().close()
 
 
+def uvicorn_config(app: Any, limits: ServerLimits, **options: Any) -> uvicorn.Config:
+    """uvicorn's settings for a lares server: the strict HTTP protocol with ``limits``' deadlines, no websockets.
+
+    Shared by ``serve-model`` and ``serve-home``, so both read requests the same way.
+
+    Args:
+        app: The ASGI app (behind its :class:`~lares_kit.models.server_guard.AccessGuard`).
+        limits: The server's limits (read deadline, keep-alive, header size).
+        options: More ``uvicorn.Config`` settings (``lifespan``, ``timeout_graceful_shutdown``).
+    """
+    return uvicorn.Config(
+        app, http=functools.partial(ModelProtocol, read_timeout=limits.read_timeout),  # type: ignore[arg-type]
+        ws="none", interface="asgi3", loop="asyncio", proxy_headers=False, server_header=False,
+        timeout_keep_alive=limits.keep_alive, h11_max_incomplete_event_size=limits.header_limit,  # type: ignore
+        log_config=None, **options)  # log_config=None: leave the process's logging alone (verbose adds one handler)
+
+
+def _openai_error(status: int, message: str) -> bytes:
+    # The guard's refusals in OpenAI's error shape, which the SDK reads.
+    codes = {400: "invalid_request", 401: "invalid_api_key", 403: "forbidden_origin", 408: "request_timeout",
+             413: "request_too_large", 415: "unsupported_media_type", 421: "misdirected_request",
+             503: "server_shutting_down"}
+    return json_error(status, message, codes.get(status), "server_error" if status >= 500 else
+                      "invalid_request_error")[2]
+
+
 def _log_to_stderr() -> None:
     # uvicorn's loggers ("uvicorn.error": warnings and tracebacks, "uvicorn.access": one line per request).
     logger = logging.getLogger("uvicorn")
@@ -238,14 +268,17 @@ def _log_to_stderr() -> None:
 
 
 def cli_serve(args: argparse.Namespace) -> int:
-    """``lares serve-model [--host] [--port] [--latency] [--fault-rate R --faults K,K --retry-after S --hang S
-    --fault-seed N]``: serve until Ctrl-C or SIGTERM, on a free port unless ``--port`` names one.
+    """``lares serve-model [--host] [--port] [--token T] [--allow-host NAME] [--allow-origin URL] [--latency]
+    [--fault-rate R --faults K,K --retry-after S --hang S --fault-seed N]``: serve until Ctrl-C or SIGTERM,
+    on a free port unless ``--port`` names one.
 
     The address actually bound is printed first, as ``export OPENAI_BASE_URL=...``: with no fixed port, two
     users (or two notebooks) on one machine each get their own server.
 
     Args:
-        args: the parsed command line: ``host``, ``port`` (0 or None: a free one), ``latency`` (seconds),
+        args: the parsed command line: ``host``, ``port`` (0 or None: a free one), ``token`` (the API key
+            clients must send; required beyond loopback), ``allow_host`` and ``allow_origin`` (lists), ``latency``
+            (seconds),
             ``fault_rate`` (0 to 1), ``faults``
             (kinds, comma-separated), ``fault_seed``, ``retry_after`` and ``hang`` (seconds).
     """
@@ -258,15 +291,22 @@ def cli_serve(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"lares: {exc}", file=sys.stderr)
             return 2
+    from ..errors import LaresError
+
     try:
         server = ModelServer(args.host, args.port or 0, latency=0.0 if faults else args.latency, intercept=faults,
-                             verbose=True)
+                             verbose=True, token=getattr(args, "token", None),
+                             allow_hosts=tuple(getattr(args, "allow_host", None) or ()),
+                             allow_origins=tuple(getattr(args, "allow_origin", None) or ()))
+    except LaresError as exc:
+        print(f"lares: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"lares: cannot serve on {args.host}:{args.port} ({exc.strerror or exc}); try another --port.",
               file=sys.stderr)
         return 2
     print(f"Serving the offline model at {server.base_url} (Ctrl-C to stop).\n"
-          f"  export OPENAI_BASE_URL={server.base_url} OPENAI_API_KEY=unused", flush=True)
+          f"  export OPENAI_BASE_URL={server.base_url} OPENAI_API_KEY={server.token or 'unused'}", flush=True)
     if faults is not None:
         print(f"Injecting faults into {faults.rate:.0%} of chat completions: {', '.join(faults.kinds)} "
               f"(seed {args.fault_seed}).", flush=True)

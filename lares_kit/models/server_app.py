@@ -4,9 +4,8 @@ Part of the server (:mod:`.server`). Every request, whatever its method and
 path, goes to :func:`.wire.handle` -- the same function the in-process
 transport calls, so the bytes are the same -- after:
 
-* the body is read, at most ``max_body`` bytes (else 413) and within
-  ``read_timeout`` seconds of the headers (else 408: a client that
-  announces more than it sends cannot hold the request forever);
+* the server's guard (:class:`lares_kit.models.server_guard.AccessGuard`) has
+  checked who asks and read the body within its limits (size, time, depth);
 * the ``intercept`` may answer first (a plain callable runs in a worker
   thread; :class:`.faults.Faults` waits on the event loop instead) or raise
   :class:`.faults.DropConnection` to hang up;
@@ -55,17 +54,15 @@ class _Answer(Exception):
 
 
 class ModelApp:
-    """The ASGI app: ``ModelApp(...).asgi`` is what uvicorn runs; the settings may change while it serves.
+    """The ASGI app: ``ModelApp(...).asgi`` is what the server's guard passes requests to; settings may change.
 
     ``intercept``: ``(method, path, body) -> (status, headers, body) | None``,
     called before the model; ``latency``: seconds to wait before the model
-    answers; ``read_timeout``: seconds a body may take to arrive;
-    ``max_body``: the largest body read, in bytes.
+    answers. The body comes already read and bounded by the guard.
     """
 
-    def __init__(self, *, intercept: Intercept | None = None, latency: float = 0.0, read_timeout: float = 10.0,
-                 max_body: int = 32 * 1024 * 1024) -> None:
-        self.intercept, self.latency, self.read_timeout, self.max_body = intercept, latency, read_timeout, max_body
+    def __init__(self, *, intercept: Intercept | None = None, latency: float = 0.0) -> None:
+        self.intercept, self.latency = intercept, latency
         self.stopping: asyncio.Event | None = None  # made on the server's event loop by starting()
         # Every method and path comes here (an instance, not a function, is routed as a plain ASGI app);
         # wire.handle answers unknown paths and methods with OpenAI's 404 and 405.
@@ -106,25 +103,8 @@ class ModelApp:
         await HTTPResponse(body, status, headers)(scope, receive, send)
 
     async def _body(self, request: Request) -> bytes:
-        declared = request.headers.get("content-length", "")  # h11 has checked it is a number
-        if declared.isdigit() and int(declared) > self.max_body:
-            raise _Answer(self._too_large())
-        chunks: list[bytes] = []  # the body so far
-        size = 0
-
-        async def read() -> None:
-            nonlocal size
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > self.max_body:
-                    raise _Answer(self._too_large())
-                chunks.append(chunk)
-
-        await self._within(read(), self.read_timeout)
-        return b"".join(chunks)
-
-    def _too_large(self) -> Response:
-        return json_error(413, f"The request body is larger than {self.max_body} bytes.", "request_too_large")
+        # Already read, within the server's limits, by its guard (lares_kit.models.server_guard): this is that copy.
+        return await request.body()
 
     async def _intercepted(self, method: str, target: str, raw: bytes) -> Response | None:
         intercept = self.intercept
@@ -156,7 +136,7 @@ class ModelApp:
         if self.stopping.is_set():
             raise _Answer(json_error(503, "The server is shutting down; try again later.", "server_shutting_down",
                                      "server_error"))
-        raise _Answer(json_error(408, f"The request body did not arrive within {seconds:g} seconds.",
+        raise _Answer(json_error(408, f"The request did not finish within {seconds:g} seconds.",
                                  "request_timeout"))
 
     async def _crashed(self, request: Request, exc: Exception) -> HTTPResponse:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shlex
 import shutil
 import sys
@@ -112,7 +113,7 @@ class McpTools(list):
         from anyio.from_thread import start_blocking_portal
         from mcp import Client
 
-        self.target = target
+        self.target = re.sub(r"([?&]token=)[^&]+", r"\1...", target)  # shown in messages: never the token itself
         self._user: Any = None  # who answers the server's questions during the current call
         self._no_answer: str | None = None  # the question nobody answered during the current call
         if not target.strip():

@@ -18,7 +18,8 @@ What an MCP client sees:
   an error result that says so in a sentence.
 
 Every call goes through the :class:`~.service.HomeService`, so the home's
-safety policy applies with the source the server was started with.
+safety policy applies, with the source of the caller's token over HTTP
+(:mod:`.guard`) and the server's own over stdio.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server
 
+from ..models.server_guard import source_of
 from .client import JSON_ERRORS
 from .service import CallResult, HomeService
 
@@ -90,13 +92,17 @@ def build_mcp_server(service: HomeService, *, name: str = "lares-home") -> Serve
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
         name, arguments = params.name, params.arguments or {}
+        # Who calls: over HTTP, the source of the request's token (the server's guard found it); over stdio,
+        # the server's own source -- the client that started the process.
+        request = getattr(ctx, "request", None)
+        source = source_of(request.scope, service.source) if request is not None else service.source
         responses = params.input_responses or {}
         if ANSWER_KEY in responses:  # the second round: the client's user answered the question
             answer = _answer_in(responses[ANSWER_KEY])
             if answer is None:
                 return _text("The person did not answer, so nothing was done.", error=True)
-            return _result(await _call(name, arguments, answer))
-        result = await _call(name, arguments, None)
+            return _result(await _call(name, arguments, answer, source))
+        result = await _call(name, arguments, None, source)
         if result.question is None:
             return _result(result)
         if not _can_elicit(ctx):
@@ -109,11 +115,11 @@ def build_mcp_server(service: HomeService, *, name: str = "lares-home") -> Serve
         answer = _answer_in(reply)
         if answer is None:
             return _text("The person did not answer, so nothing was done.", error=True)
-        return _result(await _call(name, arguments, answer))
+        return _result(await _call(name, arguments, answer, source))
 
-    async def _call(name: str, arguments: dict[str, Any], answer: str | None) -> CallResult:
+    async def _call(name: str, arguments: dict[str, Any], answer: str | None, source: str) -> CallResult:
         # In a worker thread: a tool bound to an outside MQTT device waits for its reply.
-        return await anyio.to_thread.run_sync(lambda: service.call(name, arguments, answer=answer))
+        return await anyio.to_thread.run_sync(lambda: service.call(name, arguments, answer=answer, source=source))
 
     def _result(result: CallResult) -> types.CallToolResult:
         return _text(result.text, error=not result.ok)

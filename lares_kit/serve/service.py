@@ -101,10 +101,14 @@ class CallResult:
 
 
 class HomeService:
-    """The served home: one Toolbox (dialect ``tool_set``, source ``source``), its listeners and its lock.
+    """The served home: one Toolbox per source (dialect ``tool_set``), its listeners and its lock.
 
-    ``source`` is who the clients speak for, as ``lares run --source``: the
+    ``source`` is who the clients speak for unless a call names another (a
+    token of ``lares serve-home --token-for``), as ``lares run --source``: the
     home's safety policy decides from it what is refused or needs confirming.
+    Each source has its own Toolbox, so its own safety gate: a question the
+    gate asked one source can be answered only in that source's calls, and a
+    source the policy does not trust is never asked -- its changes are refused.
     """
 
     def __init__(self, home: Home, *, tool_set: str = "lares", source: str = "owner") -> None:
@@ -114,8 +118,9 @@ class HomeService:
         self.tool_set = check_tool_set(tool_set)
         self.source = source
         self._user = _CallerAnswers()
-        tools = dialect_tools(home) if self.tool_set == "ha" else default_tools(home)
-        self.toolbox = Toolbox(home, tools=tools, user=self._user, source=source)
+        self._tools = dialect_tools(home) if self.tool_set == "ha" else default_tools(home)
+        self.toolbox = Toolbox(home, tools=self._tools, user=self._user, source=source)
+        self._toolboxes: dict[str, Toolbox] = {source: self.toolbox}  # source -> its Toolbox (and safety gate)
         self._listeners: list[Listener] = []
         self._lock = threading.RLock()
         self.calls = 0  # tool calls served
@@ -142,15 +147,22 @@ class HomeService:
             return self.home.truth()
 
     # ------------------------------------------------------------ calling
-    def call(self, name: str, arguments: str | dict[str, Any] | None, *, answer: str | None = None) -> CallResult:
-        """Run one tool call through the Toolbox (and its safety gate); tell the listeners what changed.
+    def call(self, name: str, arguments: str | dict[str, Any] | None, *, answer: str | None = None,
+             source: str | None = None) -> CallResult:
+        """Run one tool call through the source's Toolbox (and its safety gate); tell the listeners what changed.
 
         Args:
             name: The tool's name.
             arguments: Its arguments, a dict or JSON text.
             answer: The person's answer to the question a previous call returned (``CallResult.question``).
+            source: Who makes the call (the source of the caller's token); None: the service's own source.
         """
-        return self._run(self.toolbox, name, arguments, answer)
+        with self._lock:
+            who = self.source if source is None else source
+            box = self._toolboxes.get(who)
+            if box is None:
+                box = self._toolboxes[who] = Toolbox(self.home, tools=self._tools, user=self._user, source=who)
+            return self._run(box, name, arguments, answer)
 
     def _run(self, box: Toolbox, name: str, arguments: str | dict[str, Any] | None, answer: str | None) -> CallResult:
         with self._lock:
