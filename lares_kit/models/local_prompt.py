@@ -6,17 +6,20 @@ tested) without the ``[local]`` extra:
 
 * :func:`chat_messages` -- a request's messages as chat turns any template accepts, functions listed last;
 * :func:`system_in_first_user` -- the same turns for a template with no system turn (Gemma);
+* :func:`template_messages` -- the messages for a template that lays out tools and calls itself (Qwen's);
 * :func:`call_schema` -- the JSON schema of one valid reply, which llama.cpp compiles into a grammar;
+* :func:`tagged_grammar` -- that grammar inside ``<tool_call>`` tags, as Qwen writes a call;
 * :func:`parse_call` and :func:`argument_problem` -- the call in a reply, and whether it is valid.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 __all__ = ["MAX_TEXT", "argument_problem", "call_schema", "chat_messages", "offered", "parse_call",
-           "system_in_first_user"]
+           "system_in_first_user", "tagged_grammar", "template_messages"]
 
 MAX_TEXT = 200  # characters, for free-text arguments under the grammar, so a rambling model still closes its JSON
 
@@ -171,6 +174,68 @@ def system_in_first_user(turns: list[dict[str, str]]) -> list[dict[str, str]]:
     return rest
 
 
+def _arguments(raw: Any) -> Any:
+    # A call's arguments as the template writes them (tojson of a dict); the wire carries them as a JSON string.
+    if not isinstance(raw, str):
+        return raw if raw is not None else {}
+    try:
+        return json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return raw  # written as the string it is: the model sees what was sent
+
+
+def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request's messages for a chat template that lays out the tools and calls itself (Qwen2.5's).
+
+    Such a template takes OpenAI's shapes -- ``tool_calls`` on assistant
+    messages, ``role: "tool"`` results -- and writes them in the model's own
+    format (``<tool_call>`` and ``<tool_response>`` for Qwen), so little is
+    changed: the leading system messages become one (the template puts only
+    the first beside the tools; JSON in them on one line), content parts
+    become text, a call's JSON-string arguments become the object the template
+    writes, and neighbouring assistant or user messages are joined (an
+    assistant's reason, then its call, is one turn as the model writes it).
+    Later system messages stay system turns, as the template has them.
+
+    Args:
+        messages: the request's ``messages``, in Chat Completions shape, oldest first.
+
+    Examples:
+        >>> out = template_messages([
+        ...     {"role": "system", "content": "Be brief."}, {"role": "system", "content": "KNOWLEDGE"},
+        ...     {"role": "user", "content": "hi"}, {"role": "assistant", "content": "I will stop."},
+        ...     {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+        ...      "function": {"name": "halt", "arguments": "{\\"message_to_user\\": \\"Bye.\\"}"}}]},
+        ...     {"role": "tool", "tool_call_id": "c1", "content": "Bye."}])
+        >>> [(m["role"], m["content"]) for m in out]
+        [('system', 'Be brief.\\n\\nKNOWLEDGE'), ('user', 'hi'), ('assistant', 'I will stop.'), ('tool', 'Bye.')]
+        >>> out[2]["tool_calls"][0]["function"]
+        {'name': 'halt', 'arguments': {'message_to_user': 'Bye.'}}
+    """
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        role, content = m.get("role"), m.get("content")
+        if isinstance(content, list):  # content parts: keep the text
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        content = content or ""
+        if role in ("system", "developer"):
+            role, content = "system", _one_line(content)
+            if out and all(t["role"] == "system" for t in out):  # still the leading block: one system message
+                out[0]["content"] += "\n\n" + content
+                continue
+        turn: dict[str, Any] = {"role": role, "content": content}
+        if role == "assistant" and m.get("tool_calls"):
+            turn["tool_calls"] = [{"type": "function", "function": {
+                "name": (c.get("function") or {}).get("name", ""),
+                "arguments": _arguments((c.get("function") or {}).get("arguments"))}} for c in m["tool_calls"]]
+        if out and role in ("assistant", "user") and out[-1]["role"] == role and "tool_calls" not in out[-1]:
+            turn["content"] = "\n\n".join(t for t in (out[-1]["content"], content) if t)
+            out[-1] = turn  # the earlier text, then this message's text and calls
+            continue
+        out.append(turn)
+    return out
+
+
 # ------------------------------------------------------------------ the grammar
 def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
     # Free-text strings get a length limit, so the grammar always lets the JSON close in time.
@@ -206,6 +271,28 @@ def call_schema(tools: list[dict[str, Any]], tool_choice: Any = "auto") -> dict[
     if not branches:
         return None
     return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+
+def tagged_grammar(gbnf: str, open_tag: str = "<tool_call>\n", close_tag: str = "\n</tool_call>") -> str:
+    """A GBNF grammar for a call (llama.cpp's from :func:`call_schema`) wrapped in tags, as Qwen writes one.
+
+    The JSON grammar's ``root`` rule is renamed, and a new ``root`` puts the
+    tags around it: the model writes its own ``<tool_call>`` tokens, then a
+    call valid for the schema, then the closing tag.
+
+    Args:
+        gbnf: a grammar whose start rule is ``root`` (``llama_cpp.llama_grammar.json_schema_to_gbnf``'s output).
+        open_tag: the text before the call.
+        close_tag: the text after it.
+
+    Examples:
+        >>> print(tagged_grammar('root ::= "{" space "}" space\\nspace ::= " "?'))
+        root ::= "<tool_call>\\n" lares-call "\\n</tool_call>"
+        lares-call ::= "{" space "}" space
+        space ::= " "?
+    """
+    body = re.sub(r"^root ::=", "lares-call ::=", gbnf, count=1, flags=re.MULTILINE)
+    return f"root ::= {json.dumps(open_tag)} lares-call {json.dumps(close_tag)}\n{body}"
 
 
 # ------------------------------------------------------------------ the reply

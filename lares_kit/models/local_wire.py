@@ -18,7 +18,10 @@ loopback -- needs no code here::
 each flag is there and what that server accepts). Gemma's file is
 ``gguf_path("local-gemma")``; it has no template, and the server's
 ``--chat_format gemma`` drops system messages, which the in-process
-``local-gemma`` moves into the first user turn instead.
+``local-gemma`` moves into the first user turn instead. Qwen's is
+``gguf_path("local-qwen")``, served the same way (its template shows the
+tools); the server honours a forced call but reads no ``<tool_call>`` back
+from an ``auto`` reply, which comes back as text.
 
 This module is not the model: prompts, grammars and parsing are in :mod:`.local`.
 """
@@ -63,7 +66,7 @@ def handle_local(method: str, path: str, raw: bytes) -> tuple[int, dict[str, str
     Examples:
         >>> status, _, body = handle_local("GET", "/v1/models", b"")
         >>> status, [m["id"] for m in json.loads(body)["data"]]
-        (200, ['local', 'local-unconstrained', 'local-gemma'])
+        (200, ['local', 'local-unconstrained', 'local-gemma', 'local-qwen'])
         >>> handle_local("POST", "/v1/chat/completions", b'{"model": "local", "messages": []}')[0]
         400
     """
