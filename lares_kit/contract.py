@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["REFUSED_MARK", "ANSWER_MARK", "HOUSE_RULES_MARK", "NO_WAY_TO_ASK", "HouseRule", "HouseRules", "answer_in",
+__all__ = ["REFUSED_MARK", "ANSWER_MARK", "DONE_HINT", "HOUSE_RULES_MARK", "NO_WAY_TO_ASK", "HouseRule", "HouseRules",
+           "answer_in", "without_done_hint",
            "answered", "cannot_ask", "cannot_ask_in", "house_rules_in", "house_rules_line", "is_refusal",
            "light_to_switch", "refusal", "relayed", "relayed_in", "room_in", "room_line", "source_line",
            "speaker_in", "speaker_line", "too_dark"]
@@ -30,6 +31,22 @@ __all__ = ["REFUSED_MARK", "ANSWER_MARK", "HOUSE_RULES_MARK", "NO_WAY_TO_ASK", "
 REFUSED_MARK = "Refused by the home's safety policy"
 # ask_user's result starts with this; the answer follows.
 ANSWER_MARK = "The user answered:"
+# After a call that changed a device: the result says what to do next, so a model that did what was asked finds
+# halt (a real small model otherwise repeats its last call: a toggle flips the light back).
+DONE_HINT = "If that carries out the instruction, call halt now with a short message for the user."
+
+
+def without_done_hint(result: str) -> str:
+    """A tool result without :data:`DONE_HINT`: what it says about the home, to read or to tell the user.
+
+    Args:
+        result: A tool result as the model read it.
+
+    Examples:
+        >>> without_done_hint("The light in the Kitchen (kitchen-light) is now on. " + DONE_HINT)
+        'The light in the Kitchen (kitchen-light) is now on.'
+    """
+    return result.replace(f" {DONE_HINT}", "").replace(DONE_HINT, "")
 _TOO_DARK = re.compile(r"too dark to see anything in the .*? -- turn on the light in the .*?\(([\w.:-]+)\) first")
 _SPEAKER = re.compile(r"\bYou are talking to ([A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?)\s*[.,;]")
 

@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 # the device tools are their own module; they are part of this one's toolset (re-exported here)
 from .confirmation import question_in
-from .contract import answer_in, answered, is_refusal, too_dark
+from .contract import DONE_HINT, answer_in, answered, is_refusal, too_dark
 from .device_tools import DEVICE_TOOLS, device_tools_for, read_device, set_device
 from .errors import StopRun, ToolError, choices, did_you_mean
 from .home import Home
@@ -297,12 +297,13 @@ class Observation:
     ok: bool = True
     final: bool = False  # the call was halt: the episode ends
     json_errors: bool = False  # a tool of Home Assistant's dialect (lares_kit.ha_tools): its errors are JSON
+    hint: str = ""  # what to do next, for the model (lares_kit.contract.DONE_HINT after a device changed)
 
     @property
     def content(self) -> str:
         """The tool message content: errors start with 'Error: ' (HA's tools: ``{"success": false, "error": ...}``)."""
         if self.ok or not self.json_errors:
-            return self.text if self.ok else f"Error: {self.text}"
+            return (f"{self.text} {self.hint}" if self.hint else self.text) if self.ok else f"Error: {self.text}"
         return json.dumps({"success": False, "error": self.text}, ensure_ascii=False)
 
 
@@ -318,8 +319,9 @@ class Toolbox:
         >>> box = Toolbox(load_world("lares-home"))
         >>> box.names
         ['toggle_light', 'set_light', 'move_robot', 'look_with_robot', 'ask_user', 'halt']
-        >>> box.dispatch("set_light", '{"light_id": "kitchen-light", "on": true}').content
-        'The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit.'
+        >>> done = box.dispatch("set_light", '{"light_id": "kitchen-light", "on": true}')
+        >>> done.text, done.content.endswith("call halt now with a short message for the user.")  # what it read
+        ('The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit.', True)
         >>> obs = box.dispatch("move_robot", '{"destination_room_id": "office"}')
         >>> print(obs.content)  # doctest: +NORMALIZE_WHITESPACE
         Error: The Office is not next to the Hallway;
@@ -412,7 +414,7 @@ class Toolbox:
             verdict = judge(self.safety, self.home, name, args) if judge else self.safety.check(name, args)
             if verdict.action != "allow":
                 return Observation(name, args, verdict.text, ok=False)
-        before = self.home.version
+        before, robot = self.home.version, self.home.robot.room
         self.home.tick()
         injected = {"home": self.home, "user": self.user, "memory": self.memory, "monitor": self.monitor,
                     "source": self.source}
@@ -431,7 +433,9 @@ class Toolbox:
         self._remember(key, before)
         if self.safety and name == "ask_user":  # a yes to a question naming a device can confirm its change
             self.safety.heard(str(args.get("question", "")), getattr(self.user, "last", None) or answer_in(text))
-        return Observation(name, args, text, ok=True, final=name in STOP_TOOLS)
+        # A device changed: the model reads what to do next (contract.DONE_HINT); the tool's sentence stays as it is
+        changed = self.home.version != before and self.home.robot.room == robot and not getattr(fn, "json_errors", 0)
+        return Observation(name, args, text, ok=True, final=name in STOP_TOOLS, hint=DONE_HINT if changed else "")
 
     def _hidden(self, fn: Callable[..., str], args: dict[str, Any]) -> bool:
         hints = typing.get_type_hints(fn)  # True: the call names, by id, a device not exposed to the assistant

@@ -7,6 +7,7 @@ from fakes import FakeClient, call, calls, decide, text
 
 from lares_kit import load_world
 from lares_kit.agents import run_agent
+from lares_kit.contract import DONE_HINT
 from lares_kit.episode import Episode, knowledge_header
 from lares_kit.steps import Error, Final, Intent, LLMCall, Question, ToolCall, step_from_dict
 from lares_kit.users import ScriptedUser
@@ -98,7 +99,8 @@ def test_run_json_is_the_contract(episode):
     assert data["status"] == "done" and data["final_message"] == "The bedroom light is on; Bruno is there."
     assert all(list(s) == ["tool", "arguments", "result", "ok"] for s in data["steps"])
     assert data["steps"][0] == {"tool": "toggle_light", "arguments": {"light_id": "bedroom-light"},
-                                "result": "The light in the Bedroom (bedroom-light) is now on. The Bedroom is lit.",
+                                "result": "The light in the Bedroom (bedroom-light) is now on. The Bedroom is lit. "
+                                          + DONE_HINT,
                                 "ok": True}
     assert data["llm_calls"] == 5
     assert data["usage"] == {"prompt_tokens": 500, "completion_tokens": 50, "cached_prompt_tokens": 0}

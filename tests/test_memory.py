@@ -238,7 +238,7 @@ def test_issue_scenario_name_and_usual_temperature_in_a_new_process(tmp_path):
                           "window": memory.messages(),
                           "tool": box.dispatch("recall", {"query": "my usual temperature"}).content,
                           "set": box.dispatch("set_device", {"device_id": "office-3-thermostat",
-                                                             "attribute": "target", "value": 21}).content}))
+                                                             "attribute": "target", "value": 21}).text}))
     """, path)
     found = json.loads(out)
     assert found["window"] == []

@@ -17,6 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from lares_kit import load_world
+from lares_kit.contract import DONE_HINT
 from lares_kit.serve.app import HomeServer
 from lares_kit.serve.mcp_server import KNOWLEDGE_URI, PROMPT_NAME
 from lares_kit.serve.service import HomeService
@@ -162,7 +163,8 @@ def test_world_call_and_debug(served):
         assert world["home"] == "lares-home" and "bruno" not in json.dumps(world)
         done = http.post("/call", json={"tool": "set_light", "arguments": {"light_id": "office-light", "on": True}})
         assert done.json() == {"tool": "set_light", "ok": True,
-                               "result": "The light in the Office (office-light) is now on. The Office is lit."}
+                               "result": "The light in the Office (office-light) is now on. The Office is lit. "
+                                         + DONE_HINT}
         wrong = http.post("/call", json={"tool": "fly", "arguments": {}}).json()
         assert not wrong["ok"] and wrong["result"].startswith("Error: There is no tool called 'fly'.")
         asked = http.post("/call", json={"tool": "ask_user", "arguments": {"question": "Day?"}}).json()

@@ -22,6 +22,7 @@ from mosquitto import Outside, free_port, running_mosquitto, wait_until
 
 from lares_kit import WorldError, load_world
 from lares_kit.cli import main
+from lares_kit.contract import DONE_HINT
 from lares_kit.home import Device
 from lares_kit.serve.mqtt import MqttBridge, MqttError, discovery_configs, from_zigbee2mqtt
 from lares_kit.serve.mqtt_zigbee2mqtt import BadReport
@@ -266,7 +267,8 @@ def test_an_agent_episode_through_mcp_reaches_the_bound_device(bound_home, outsi
         episode = run_agent("turn on the light in the kitchen", home, "intent-action", tools=tools)
     assert episode.status == "done" and lamp.commands == [{"state": "ON"}]
     assert service.home.devices["kitchen-light"].state == home.devices["kitchen-light"].state == {"on": True}
-    assert episode.tool_calls[0].result == "The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit."
+    assert episode.tool_calls[0].result == ("The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit. "
+                                            + DONE_HINT)
 
 
 def test_a_silent_bound_device_fails_the_call_and_changes_nothing(bound_home, outside):

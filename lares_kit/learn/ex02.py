@@ -59,24 +59,24 @@ def _test_result(lock_door) -> str:
     box, home = _box(lock_door)
     obs = box.dispatch("lock_door", {"lock_id": "front-door-lock", "locked": True})
     if not obs.ok:
-        raise Incorrect(f"Locking the unlocked front door failed: {obs.content!r}.")
+        raise Incorrect(f"Locking the unlocked front door failed: {obs.text!r}.")
     if home.devices["front-door-lock"].state.get("locked") is not True:
         raise Incorrect(f"After lock_door(front-door-lock, true) the lock's state is "
                         f"{home.devices['front-door-lock'].state}; expected locked true.")
-    if not has_id(obs.content, "front-door-lock") or not has_word(obs.content, "locked"):
+    if not has_id(obs.text, "front-door-lock") or not has_word(obs.text, "locked"):
         raise Incorrect(f"The result should name the lock (front-door-lock) and say it is now locked; "
-                        f"it reads {obs.content!r}.")
+                        f"it reads {obs.text!r}.")
     again = box.dispatch("lock_door", {"lock_id": "front-door-lock", "locked": True})
-    if not again.ok or not has_word(again.content, *_NO_CHANGE):
+    if not again.ok or not has_word(again.text, *_NO_CHANGE):
         raise Incorrect(f"Locking it again should say it was already locked (so nothing changed); "
-                        f"it reads {again.content!r}.")
+                        f"it reads {again.text!r}.")
     opened = box.dispatch("lock_door", {"lock_id": "back-door-lock", "locked": False})
     if home.devices["back-door-lock"].state.get("locked") is not False:
         raise Incorrect("lock_door(back-door-lock, false) should unlock the back door; it is still locked.")
-    if not has_word(opened.content, "unlocked"):
+    if not has_word(opened.text, "unlocked"):
         raise Incorrect(f"After lock_door(back-door-lock, false) the result should say the lock is now unlocked; "
-                        f"it reads {opened.content!r}.")
-    return f"It reads: {obs.content!r} -- and {again.content!r}"
+                        f"it reads {opened.text!r}.")
+    return f"It reads: {obs.text!r} -- and {again.text!r}"
 
 
 def _test_errors(lock_door) -> str:

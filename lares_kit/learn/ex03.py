@@ -14,6 +14,7 @@ from types import SimpleNamespace as NS
 from typing import Any
 
 from ..agents.prompts import GOAL_PROMPT, ROLE_PROMPT
+from ..contract import DONE_HINT
 from ..episode import knowledge_header
 from ..home import Home
 from ..tools import Toolbox
@@ -53,7 +54,7 @@ def _test_tool_messages(tool_messages) -> str:
         raise Incorrect(f"For a reply with two calls, expected two tool messages (one per call, in order); your "
                         f"function returned {len(got)}. A model that gets no answer to a call is stuck.")
     want = [{"role": "tool", "tool_call_id": "call_a",
-             "content": "The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit."},
+             "content": f"The light in the Kitchen (kitchen-light) is now on. The Kitchen is lit. {DONE_HINT}"},
             {"role": "tool", "tool_call_id": "call_b", "content":
              "Error: The Office is not next to the Hallway; from the Hallway (hallway) the robot can go to: "
              "lounge, kitchen, bedroom."}]

@@ -41,6 +41,7 @@ import json
 import re
 from typing import Any
 
+from ...contract import without_done_hint
 from .calls import CARRIERS, CONTRACT_TOOLS, fake_tools, render
 from .planning import HA_TOOLS, Intention
 from .reading import Beliefs, Call, norm, text_of
@@ -91,7 +92,8 @@ def parse_react(text: str) -> list[Call]:
         name = value.get("tool") or value.get("name") or value.get("action") or ""
         args = value.get("arguments") or value.get("args") or value.get("action_input") or {}
         obs = re.match(r"\s*Observation:\s*(.*?)(?=\n\s*(?:Thought|Action|Final Answer):|\Z)", text[end:], re.DOTALL)
-        calls.append(Call(str(name), args if isinstance(args, dict) else {}, obs.group(1).strip() if obs else None))
+        said = without_done_hint(obs.group(1).strip()) if obs else None  # the hint is for real models
+        calls.append(Call(str(name), args if isinstance(args, dict) else {}, said))
     return calls
 
 

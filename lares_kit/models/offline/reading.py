@@ -20,7 +20,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...contract import HouseRules, answer_in, house_rules_in, light_to_switch, relayed_in, room_in, speaker_in
+from ...contract import (
+    HouseRules,
+    answer_in,
+    house_rules_in,
+    light_to_switch,
+    relayed_in,
+    room_in,
+    speaker_in,
+    without_done_hint,
+)
 from ...knowledge_formats import parse_outline
 
 __all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "apply_facts", "merge_live_context", "norm", "note_lit",
@@ -237,7 +246,7 @@ def _history(messages: list[dict[str, Any]], after: int) -> list[Call]:
         elif role == "tool":
             call = by_id.get(str(m.get("tool_call_id")))
             if call is not None:
-                call.result = text_of(m.get("content"))
+                call.result = without_done_hint(text_of(m.get("content")))  # a hint for real models, not a fact
     return calls
 
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...contract import HouseRules, house_rules_in, speaker_in
+from ...contract import HouseRules, house_rules_in, speaker_in, without_done_hint
 
 __all__ = ["Call", "Talk", "Doc", "read_talk", "read_doc", "stem_words"]
 
@@ -87,7 +87,7 @@ def read_talk(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Ta
                 calls[tc.get("id", "")] = call
                 order.append(call)
         elif m.get("role") == "tool" and m.get("tool_call_id") in calls:
-            calls[m["tool_call_id"]].result = str(m.get("content") or "")
+            calls[m["tool_call_id"]].result = without_done_hint(str(m.get("content") or ""))
     names = {(t.get("function") or {}).get("name", "") for t in tools}
     return Talk(task.strip(), person, names, order, rules)
 
