@@ -67,7 +67,7 @@ def resolve_model(model: str | None = None) -> str:
     return model or os.environ.get("LARES_MODEL") or "offline"
 
 
-def make_client(model: str | None = None, *, max_retries: int = 2, timeout: float = 60.0, latency: float = 0.0,
+def make_client(model: str | None = None, *, max_retries: int = 2, timeout: float | None = None, latency: float = 0.0,
                 record: Any = None, **kw: Any) -> openai.OpenAI:
     """An ``openai.OpenAI`` client for ``model`` (see :func:`resolve_model`).
 
@@ -82,7 +82,8 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
             remote name; None: see :func:`resolve_model`.
         max_retries: how many times a 429, 5xx or failed connection is asked again before raising (never a 4xx
             or a reply that timed out).
-        timeout: seconds the SDK waits for each reply; a remote reply that takes longer ends the request.
+        timeout: seconds the SDK waits for each reply; a remote reply that takes longer ends the request. None:
+            ``$LARES_TIMEOUT``, else 60 (a small model behind a server on a laptop's CPU may need minutes).
         latency: seconds the offline model waits before each reply (0: at once); ignored by other models.
         record: a folder (made if missing) to write every request and reply to, as a new recording session, or a
             :class:`~lares_kit.models.recording.Recorder` shared by several clients; None: nothing is recorded.
@@ -98,12 +99,24 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
         'http://localhost:11434/v1/'
     """
     name = resolve_model(model)
-    client = _client(name, max_retries, timeout, latency, kw)
+    client = _client(name, max_retries, _timeout() if timeout is None else timeout, latency, kw)
     if record is not None:
         from .replay import record_client  # here: `import lares_kit` stays light
 
         client = record_client(client, record, name)
     return client
+
+
+def _timeout() -> float:
+    # $LARES_TIMEOUT, the seconds to wait for a reply, read when a client is made; 60 without it.
+    given = os.environ.get("LARES_TIMEOUT", "").strip()
+    try:
+        seconds = float(given) if given else 60.0
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise LaresError(f"LARES_TIMEOUT must be a number of seconds above 0, e.g. 300, not {given!r}")
+    return seconds
 
 
 def _client(name: str, max_retries: int, timeout: float, latency: float, kw: dict[str, Any]) -> openai.OpenAI:

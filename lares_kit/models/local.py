@@ -185,7 +185,10 @@ class LocalModel:
             schema = {"type": "object"}
         # A call (not a response_format object) goes inside <tool_call> tags where the template asks for them.
         tagged = self.template_tools and call_schema(tools, choice) is not None
-        grammar = _grammar(schema, tagged) if constrained and schema else None
+        # "auto" lets a model that knows tools (Qwen's template) answer in text: the loop then tells it to call
+        # halt if it is done. A model without a tool template is held to a call: text is all it would write.
+        text_too = tagged and choice in (None, "auto")
+        grammar = _grammar(schema, tagged, text_too) if constrained and schema else None
         limit = body.get("max_completion_tokens") or body.get("max_tokens") or MAX_TOKENS
         shown = None  # the tools the template lays out itself (Qwen's <tools> list); else they are in the turns
         if self.template_tools:
@@ -203,9 +206,11 @@ class LocalModel:
                 messages=turns, tools=shown, temperature=0.0, seed=SEED,
                 max_tokens=min(limit, MAX_TOKENS), grammar=grammar, stop=body.get("stop") or [])
             seconds = time.perf_counter() - start
-            decode = _decode_seconds(self.llama)
+            decode, read = _decode_seconds(self.llama), _prompt_tokens_read(self.llama)
         text = out["choices"][0]["message"].get("content") or ""
         finish, usage = out["choices"][0].get("finish_reason") or "stop", dict(out["usage"])
+        if read is not None:  # llama.cpp re-reads only what follows the beginning it kept from the last request
+            usage["cached_tokens"] = max(0, usage.get("prompt_tokens", 0) - read)
         calls: list[tuple[str, dict[str, Any]]] = []
         functions = {f["name"]: f for f in offered(tools, choice)}
         if functions:
@@ -227,13 +232,14 @@ class LocalModel:
         return (None if calls else text), calls, ("tool_calls" if calls else finish), usage
 
 
-def _grammar(schema: dict[str, Any], tagged: bool) -> Any:
-    # llama.cpp's grammar for the JSON schema (what LlamaGrammar.from_json_schema does), in <tool_call> tags if asked.
+def _grammar(schema: dict[str, Any], tagged: bool, text_too: bool = False) -> Any:
+    # llama.cpp's grammar for the JSON schema (what LlamaGrammar.from_json_schema does), in <tool_call> tags if
+    # asked, or plain text instead of a call if text_too.
     from llama_cpp import LlamaGrammar
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     gbnf = json_schema_to_gbnf(json.dumps(schema))
-    return LlamaGrammar.from_string(tagged_grammar(gbnf) if tagged else gbnf, verbose=False)
+    return LlamaGrammar.from_string(tagged_grammar(gbnf, text_too=text_too) if tagged else gbnf, verbose=False)
 
 
 def _decode_seconds(llama: Any) -> float | None:
@@ -243,6 +249,16 @@ def _decode_seconds(llama: Any) -> float | None:
 
         return llama_cpp.llama_perf_context(llama._ctx.ctx).t_eval_ms / 1000.0
     except Exception:  # noqa: BLE001 -- an older or newer binding: fall back to wall time
+        return None
+
+
+def _prompt_tokens_read(llama: Any) -> int | None:
+    # Prompt tokens llama.cpp evaluated since the last reset_timings(); None if this build lacks the counter.
+    try:
+        import llama_cpp
+
+        return int(llama_cpp.llama_perf_context(llama._ctx.ctx).n_p_eval)
+    except Exception:  # noqa: BLE001 -- an older or newer binding: the cache goes unreported
         return None
 
 

@@ -273,25 +273,36 @@ def call_schema(tools: list[dict[str, Any]], tool_choice: Any = "auto") -> dict[
     return branches[0] if len(branches) == 1 else {"anyOf": branches}
 
 
-def tagged_grammar(gbnf: str, open_tag: str = "<tool_call>\n", close_tag: str = "\n</tool_call>") -> str:
+def tagged_grammar(gbnf: str, open_tag: str = "<tool_call>\n", close_tag: str = "\n</tool_call>", *,
+                   text_too: bool = False) -> str:
     """A GBNF grammar for a call (llama.cpp's from :func:`call_schema`) wrapped in tags, as Qwen writes one.
 
     The JSON grammar's ``root`` rule is renamed, and a new ``root`` puts the
     tags around it: the model writes its own ``<tool_call>`` tokens, then a
-    call valid for the schema, then the closing tag.
+    call valid for the schema, then the closing tag. With ``text_too`` the
+    model may instead answer in plain text (``tool_choice="auto"``: a model
+    that knows tools decides itself whether to call one), which must not
+    start with ``<``: once it opens a tag, the call is held to the schema.
 
     Args:
         gbnf: a grammar whose start rule is ``root`` (``llama_cpp.llama_grammar.json_schema_to_gbnf``'s output).
         open_tag: the text before the call.
         close_tag: the text after it.
+        text_too: also allow a reply in plain text instead of a call.
 
     Examples:
         >>> print(tagged_grammar('root ::= "{" space "}" space\\nspace ::= " "?'))
         root ::= "<tool_call>\\n" lares-call "\\n</tool_call>"
         lares-call ::= "{" space "}" space
         space ::= " "?
+        >>> print("\\n".join(tagged_grammar('root ::= "{}"', text_too=True).splitlines()[:2]))
+        root ::= "<tool_call>\\n" lares-call "\\n</tool_call>" | lares-text
+        lares-text ::= [^<] [^<]*
     """
     body = re.sub(r"^root ::=", "lares-call ::=", gbnf, count=1, flags=re.MULTILINE)
+    if text_too:
+        return (f"root ::= {json.dumps(open_tag)} lares-call {json.dumps(close_tag)} | lares-text\n"
+                f"lares-text ::= [^<] [^<]*\n{body}")
     return f"root ::= {json.dumps(open_tag)} lares-call {json.dumps(close_tag)}\n{body}"
 
 

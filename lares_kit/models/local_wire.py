@@ -102,7 +102,9 @@ def handle_local(method: str, path: str, raw: bytes) -> tuple[int, dict[str, str
     return _json(200, {"id": f"chatcmpl-{digest[:29]}", "object": "chat.completion", "created": int(time.time()),
                        "model": body["model"], "system_fingerprint": "fp_lares_local",
                        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
-                       "usage": {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}})
+                       "usage": {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done,
+                                 # the prompt's beginning llama.cpp kept from the last request and did not read again
+                                 "prompt_tokens_details": {"cached_tokens": usage.get("cached_tokens", 0)}}})
 
 
 def _respond(request: Any) -> Any:
