@@ -128,11 +128,29 @@ def build_parser() -> argparse.ArgumentParser:
                        help="only tasks whose id or category matches (shell-style, e.g. 'lh-*'; repeatable)")
     bench.add_argument("--limit", type=int, default=None,
                        help="at most N tasks, spread over the categories (local model: 20 unless given; 0: all)")
-    bench.add_argument("--knowledge-format", choices=KNOWLEDGE_FORMATS, default=None,
-                       help="how the home is written into the prompt (default auto: the whole home as an outline "
-                            "while it is small, else only the rooms that matter)")
-    bench.add_argument("--prompt-style", choices=PROMPT_STYLE_NAMES, default=None,
-                       help="how the prompts are written: lean (default) or lares (the Lares write-up's)")
+    # What the agents are compared with (lares_kit.bench.configs): every value given is a configuration of its
+    # own, every combination is run with every agent, and a design that does not take a setting runs with its own.
+    bench.add_argument("--knowledge", action="append", default=None, metavar="MODE",
+                       help="what the agents know of the home: latest (default), initial or none; repeatable, to "
+                            "compare modes side by side (sage has none to choose: it reads the home with its tools)")
+    bench.add_argument("--knowledge-format", action="append", default=None, metavar="FORMAT",
+                       help=f"how the home is written into the prompt: {', '.join(KNOWLEDGE_FORMATS)} (default auto: "
+                            "the whole home as an outline while it is small, else only the rooms that matter); "
+                            "repeatable")
+    bench.add_argument("--prompt-style", action="append", default=None, metavar="STYLE",
+                       help="how the prompts are written: lean (default) or lares (the Lares write-up's); repeatable")
+    bench.add_argument("--executor-model", action="append", default=None, metavar="NAME",
+                       help="react's light model that writes the Actions (default: the model itself, or "
+                            "LARES_EXECUTOR_MODEL); repeatable")
+    bench.add_argument("--action-format", action="append", default=None, metavar="FORMAT",
+                       help="how react's executor writes Actions: json_schema (default), text or parallel; repeatable")
+    bench.add_argument("--parser", action="append", default=None, metavar="POLICY",
+                       help="how react reads a text reply with several Actions: one (default), naive or all; "
+                            "repeatable")
+    bench.add_argument("--option", action="append", default=None, metavar="KEY=VALUE",
+                       help="any option of a design's options (react: action_format, parser, max_iterations; "
+                            "function-calling and sage: parallel_tool_calls), e.g. parser=naive; repeatable, a key "
+                            "given twice compares its values")
     bench.add_argument("--tools", choices=["lares", "ha"], default="lares",
                        help="the tools the agents are offered: lares (default), or ha (Home Assistant's LLM API)")
     bench.add_argument("--ha-dataset", action="append", default=None, metavar="DIR",

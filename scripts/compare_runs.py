@@ -9,8 +9,12 @@ commits, or two settings) and compare::
     .venv/bin/python scripts/compare_runs.py before after
 
 Episodes are matched by who ran what (task, agent, model, seed, knowledge,
-tool set, trial), so a run kept as a journal (``episodes.jsonl``) compares
-with an older run kept as one file per episode.
+tool set, trial) in which configuration (knowledge format, prompt style,
+react's executor model, the design's options: ``lares bench --executor-model``,
+``--option``...; a record without them ran with the defaults), so two
+configurations of one run are never taken for each other, and a run kept as
+a journal (``episodes.jsonl``) compares with an older run kept as one file
+per episode.
 
 Every record is compared field by field, the episode's steps and calls
 included, except the fields that time a run (``seconds``, ``started_at``)
@@ -79,6 +83,19 @@ def episodes(runs: Path) -> dict[tuple[Any, ...], dict[str, Any]]:
     return {identity_key(r): r for r in load_records(runs)}
 
 
+def shown(key: tuple[Any, ...]) -> str:
+    """An episode's identity as the report names it: its parts joined by ``/``, the unset ones left out.
+
+    Args:
+        key: What :func:`lares_kit.bench.journal.identity_key` returns.
+
+    Examples:
+        >>> shown(("lh-kitchen-on", "react", "offline", 0, "latest", "lares", 0, None, None, "offline-multi", None))
+        'lh-kitchen-on/react/offline/0/latest/lares/0/offline-multi'
+    """
+    return "/".join(str(part) for part in key if part is not None)
+
+
 def compare(before: Path, after: Path, show: int = 5, ignore: tuple[str, ...] = ()) -> tuple[int, list[str]]:
     """Compare every record under two folders, episode by episode; (problems, report lines).
 
@@ -98,7 +115,7 @@ def compare(before: Path, after: Path, show: int = 5, ignore: tuple[str, ...] = 
             first.pop(field, None)
             second.pop(field, None)
         if first != second:
-            differing.append(f"  {'/'.join(map(str, key))}: {', '.join(differing_fields(first, second))}")
+            differing.append(f"  {shown(key)}: {', '.join(differing_fields(first, second))}")
     lines += differing[:show] + ([f"  ... and {len(differing) - show} more"] if len(differing) > show else [])
     lines.append(f"differing records: {len(differing)}")
     return len(differing) + len(missing) + len(added), lines

@@ -15,6 +15,15 @@ categories (:func:`select_tasks`). The local model (``--model local``) is
 slow, so it runs a 20-task slice unless ``--limit`` says otherwise
 (``--limit 0``: every task).
 
+Configurations (:mod:`lares_kit.bench.configs`): ``--knowledge MODE``,
+``--knowledge-format``, ``--prompt-style``, ``--executor-model NAME`` (react's
+light model), ``--action-format``, ``--parser`` and ``--option KEY=VALUE``
+(any field of a design's options dataclass) are each repeatable: every
+combination of the values given is run with every agent and printed as a
+block of its own. A design that does not take a setting runs with its own
+(once) and its records say so (``own``); a value no agent of the run takes is
+one sentence before anything runs.
+
 ``--record DIR`` keeps every request and reply in DIR and ``--model
 replay:DIR`` runs the models recorded there from the recording, with no key
 (:mod:`lares_kit.models.replay`); both run the episodes in threads. A
@@ -34,6 +43,7 @@ from typing import Any
 from ..atomic import write_atomic, write_json_atomic
 from ..errors import LaresError, clip
 from ..paths import user_dir
+from .configs import check_configurations, configurations, parse_option, settings_given
 from .ha_dataset import load_ha_dataset
 from .journal import JOURNAL
 from .report import format_table, plot
@@ -41,7 +51,7 @@ from .runner import DEFAULT_AGENTS, check_counts, run_bench
 from .tasks import Task, load_tasks, task_home
 from .workers import worker_client
 
-__all__ = ["LOCAL_SLICE", "check_outputs", "cli_bench", "select_tasks"]
+__all__ = ["LOCAL_SLICE", "bench_settings", "check_outputs", "cli_bench", "select_tasks"]
 
 LOCAL_SLICE = 20  # tasks in the default slice for the local model (about 30 tokens/s on 2 cores)
 
@@ -160,6 +170,33 @@ def _save(path: str, write: Any, runs: Path) -> None:
                          f"records are in {runs}/{JOURNAL}, and running the same command again writes it") from None
 
 
+def bench_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The configuration flags of ``lares bench`` as ``run_bench``'s keywords (each None when not given).
+
+    ``--action-format`` and ``--parser`` are react's options by their flags, the same as ``--option
+    action_format=...`` and ``--option parser=...``.
+
+    Args:
+        args: The parsed ``lares bench`` command line.
+
+    Examples:
+        >>> from lares_kit.cli import build_parser
+        >>> args = build_parser().parse_args(["bench", "--knowledge", "latest", "--knowledge", "initial",
+        ...                                   "--parser", "naive", "--option", "max_iterations=4"])
+        >>> bench_settings(args)["knowledge"], bench_settings(args)["options"]
+        (['latest', 'initial'], {'max_iterations': [4], 'parser': ['naive']})
+    """
+    options: dict[str, list[Any]] = {}
+    pairs = [parse_option(text) for text in getattr(args, "option", None) or []]
+    for key in ("action_format", "parser"):
+        pairs += [(key, value) for value in getattr(args, key, None) or []]
+    for key, value in pairs:
+        options.setdefault(key, []).append(value)
+    return {"knowledge": getattr(args, "knowledge", None), "knowledge_format": getattr(args, "knowledge_format", None),
+            "prompt_style": getattr(args, "prompt_style", None),
+            "executor_model": getattr(args, "executor_model", None), "options": options or None}
+
+
 def cli_bench(args: argparse.Namespace) -> int:
     """Run ``lares bench``; returns the exit status (0, or 2 for bad input via LaresError).
 
@@ -171,6 +208,9 @@ def cli_bench(args: argparse.Namespace) -> int:
     agents = args.agent or list(DEFAULT_AGENTS)
     for agent in agents:
         get_agent(agent)  # an unknown name fails now, with the list of agents
+    settings = bench_settings(args)
+    configs = configurations(settings_given(**settings))
+    check_configurations(configs, agents)  # a value no agent takes is a sentence now, before anything is read
     trials = getattr(args, "trials", 1)
     check_counts(args.seeds, trials, args.concurrency)  # before anything is read or built
     runs = Path(args.runs) if args.runs else user_dir("runs") / time.strftime("bench-%Y%m%d-%H%M%S")
@@ -179,7 +219,8 @@ def cli_bench(args: argparse.Namespace) -> int:
     if getattr(args, "temperature", None) is not None:
         from ..agents.run import request_options
 
-        temperature = request_options(args)["temperature"]  # a bad value is the same sentence as for lares run
+        # a bad value is the same sentence as for lares run (its --action-format is one value, the bench's a list)
+        temperature = request_options(argparse.Namespace(temperature=args.temperature))["temperature"]
     if getattr(args, "scheduler", None) and getattr(args, "executor", None) != "dask":
         raise LaresError("--scheduler is the address of a Dask scheduler; give it with --executor dask")
     datasets = getattr(args, "ha_dataset", None) or []
@@ -196,11 +237,14 @@ def cli_bench(args: argparse.Namespace) -> int:
     # --record DIR and --model replay:DIR: clients made here, so the episodes run in threads (a replay: the models
     # it recorded, by their names)
     names = [resolve_model(m) for m in args.model or [None]]
-    clients = command_clients(names, record=getattr(args, "record", None), argv=getattr(args, "argv", None))
+    # react's executor models are recorded too; they are not models to run the agents with
+    light = [e for e in dict.fromkeys(resolve_model(m) for m in settings["executor_model"] or []) if e not in names]
+    clients = command_clients(names + light, record=getattr(args, "record", None), argv=getattr(args, "argv", None))
     if clients and getattr(args, "executor", None) not in (None, "threads"):
         raise LaresError(f"--record and --model replay:DIR keep their requests in this process, so the episodes run in "
                          f"threads: leave --executor {args.executor} out")
-    wanted = list(dict.fromkeys([*clients, *(n for n in names if not n.startswith("replay:"))]))
+    wanted = list(dict.fromkeys([*(c for c in clients if c not in light),
+                                 *(n for n in names if not n.startswith("replay:"))]))
     limit = getattr(args, "limit", None)
     if limit is None and any(m.startswith("local") for m in wanted):
         limit = LOCAL_SLICE
@@ -212,8 +256,7 @@ def cli_bench(args: argparse.Namespace) -> int:
                       concurrency=args.concurrency, runs=runs, tool_set=getattr(args, "tools", None) or "lares",
                       trials=trials, temperature=temperature, executor=getattr(args, "executor", None),
                       scheduler=getattr(args, "scheduler", None),
-                      knowledge_format=getattr(args, "knowledge_format", None),
-                      prompt_style=getattr(args, "prompt_style", None))
+                      **settings)
     print(format_table(bench.summary))
     unsafe: dict[str, int] = {}  # agent -> settings changed against the policy with no confirmation
     for r in bench.records:
@@ -223,9 +266,14 @@ def cli_bench(args: argparse.Namespace) -> int:
               + ", ".join(f"{agent} {n}" for agent, n in unsafe.items()))
     resumed = f", {bench.resumed} resumed from earlier runs" if bench.resumed else ""
     models = len({r["model"] for r in bench.records})
-    print(f"\n{len(bench.records)} episodes ({len(tasks)} tasks x {len(agents)} agent(s) x {models} model(s) "
-          f"x {args.seeds} seed(s) x {trials} trial(s)) in {bench.seconds:.1f} s{resumed} ({bench.executor}); "
-          f"episode records in {runs}/episodes.jsonl")
+    # several configurations: a design runs once for those that differ only in what it does not take
+    compared = f" x {len(bench.configurations)} configurations" if len(bench.configurations) > 1 else ""
+    once = ("; a design runs once for the configurations that differ only in what it does not take"
+            if len(bench.records) < len(tasks) * len(agents) * len(bench.configurations) * models * args.seeds * trials
+            else "")
+    print(f"\n{len(bench.records)} episodes ({len(tasks)} tasks x {len(agents)} agent(s){compared} x {models} "
+          f"model(s) x {args.seeds} seed(s) x {trials} trial(s){once}) in {bench.seconds:.1f} s{resumed} "
+          f"({bench.executor}); episode records in {runs}/episodes.jsonl")
     if args.json_path:
         _save(args.json_path, lambda: write_json_atomic(args.json_path, bench.to_json()), runs)
         print(f"results written to {args.json_path}")

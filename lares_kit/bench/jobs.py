@@ -18,7 +18,11 @@ What a record says beside the contract's keys:
 * ``no_change_expected`` -- the task's right answer changes nothing (an
   infeasible, unsafe or irrelevant request): doing nothing is part of passing;
 * ``search_oracle`` -- for a task that must find a hidden thing, the
-  knowledge-free oracle's expected step count (:mod:`lares_kit.bench.search_oracle`).
+  knowledge-free oracle's expected step count (:mod:`lares_kit.bench.search_oracle`);
+* its configuration, each only when the run set it (:mod:`lares_kit.bench.configs`):
+  ``knowledge_format``, ``prompt_style``, ``executor_model`` (react's light
+  model), ``options`` (the design's own, e.g. ``{"parser": "naive"}``) and
+  ``own`` -- the settings the run compared that this design does not take.
 """
 
 from __future__ import annotations
@@ -68,6 +72,12 @@ class Job:
     # How the prompts are written (lares_kit.agents.prompts: lean, lares); None: the default (lean). Set, the record
     # says it.
     prompt_style: str | None = None
+    # React's light model that writes the Actions; None: the design's own (LARES_EXECUTOR_MODEL, else the model)
+    executor_model: str | None = None
+    # The design's own options from the run's configuration, as (name, value) pairs: ("parser", "naive")
+    design_options: tuple[tuple[str, Any], ...] = ()
+    # The settings the run's configuration named that this design does not take (it runs with its own)
+    own: tuple[str, ...] = ()
 
     def path(self, runs: Path) -> Path:
         """Where an older version saved this episode's record (one JSON file per episode) under the runs folder."""
@@ -79,7 +89,8 @@ class Job:
     def identity(self) -> dict[str, Any]:
         """What the record of this job says about itself (and a resumed run checks)."""
         extra = ({"tool_set": self.tool_set} if self.tool_set != "lares" else {}) | (
-            {"trial": self.trial} if self.trial else {}) | self._settings()
+            {"trial": self.trial} if self.trial else {}) | self.configuration()
+        extra.pop("own", None)  # a label, not who ran what: the same episode whatever else the run compared
         return {"task": self.task.id, "agent": self.agent, "model": self.model, "seed": self.seed,
                 "knowledge": self.knowledge, **extra}
 
@@ -87,6 +98,20 @@ class Job:
         # the prompt settings a run chose, as run_agent's keywords (left out: the defaults)
         return ({"knowledge_format": self.knowledge_format} if self.knowledge_format is not None else {}) | (
             {"prompt_style": self.prompt_style} if self.prompt_style is not None else {})
+
+    def configuration(self) -> dict[str, Any]:
+        """What the record says of its configuration beside ``knowledge``, each only when set (a default run: {}).
+
+        Examples:
+            >>> from lares_kit.bench.tasks import load_suite
+            >>> task = load_suite("lares-home")[0]
+            >>> Job(task, "react", "offline", executor_model="offline-multi", design_options=(("parser", "naive"),)
+            ...     ).configuration()
+            {'executor_model': 'offline-multi', 'options': {'parser': 'naive'}}
+        """
+        return self._settings() | ({"executor_model": self.executor_model} if self.executor_model else {}) | (
+            {"options": dict(self.design_options)} if self.design_options else {}) | (
+            {"own": list(self.own)} if self.own else {})
 
     def options(self) -> dict[str, Any]:
         """The request options for ``run_agent``: the temperature and the sampling seed, where set."""
@@ -115,19 +140,22 @@ def blank_record(job: Job, oracle: int, search: float | None = None, error: str 
                               "episode": None}
     if job.tool_set != "lares":
         record["tool_set"] = job.tool_set
-    record.update(job._settings())
+    record.update(job.configuration())
     return record
 
 
-def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | None = None) -> dict[str, Any]:
+def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | None = None,
+            executor_client: Any = None) -> dict[str, Any]:
     """Run one episode and judge it; returns its record. Never raises for an agent's failure.
 
     Args:
-        job: The episode to run: task, agent, model, seed, trial and knowledge mode.
+        job: The episode to run: task, agent, model, seed, trial and its configuration (knowledge mode...).
         world: The task's home as loaded; the episode runs in a fresh copy.
         client: The model's ``openai.OpenAI``-like client; None: ``make_client(job.model)``.
         oracle: The oracle's step count for the task, kept in the record to compare with.
         search: The knowledge-free oracle's expected step count, for a task that must find a hidden thing.
+        executor_client: The client of ``job.executor_model`` (react's light model); None: the model's own client
+            when it is the same model, else ``make_client(job.executor_model)``.
 
     Examples:
         >>> from lares_kit.bench.tasks import load_suite
@@ -151,8 +179,10 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
         # another (sage reads the home through its tools) runs with its own, and the record keeps the bench's.
         knowledge = job.knowledge if job.knowledge in get_agent(job.agent).knowledge else None
         # the keywords only where set: run_agent takes them where the HA tool dialect / a trial's seed is there
+        options = dict(job.design_options) | job.options()
         extra = ({"tool_set": job.tool_set} if job.tool_set != "lares" else {}) | (
-            {"options": job.options()} if job.options() else {}) | job._settings()
+            {"options": options} if options else {}) | job._settings() | (
+            {"executor": (job.executor_model, executor_client)} if job.executor_model else {})
         # The speaker (task.setup.user) is in scene.home.extra["user"] and scene.memory's user.
         ran_at = scene.home.clock.time_of_day()  # the time the episode runs at, for the audit: the poller moves on
         episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,

@@ -40,22 +40,31 @@ from .records import record_problem
 __all__ = ["IDENTITY", "JOURNAL", "Journal", "identity_key", "journal_lines", "latest_records", "load_records"]
 
 JOURNAL = "episodes.jsonl"  # the file name inside a runs folder
-# What tells two episodes apart; a record without tool_set or trial is Lares's tools and the first trial.
-IDENTITY = ("task", "agent", "model", "seed", "knowledge", "tool_set", "trial")
+# What tells two episodes apart: who ran what, in which configuration (lares_kit.bench.configs). A record without
+# tool_set or trial is Lares's tools and the first trial; one without a configuration field ran with the default.
+IDENTITY = ("task", "agent", "model", "seed", "knowledge", "tool_set", "trial", "knowledge_format", "prompt_style",
+            "executor_model", "options")
 _DEFAULTS = {"tool_set": "lares", "trial": 0}
 
 
 def identity_key(record: dict[str, Any]) -> tuple[Any, ...]:
-    """The episode a record is of: task, agent, model, seed, knowledge, tool set and trial.
+    """The episode a record is of: task, agent, model, seed, knowledge, tool set, trial and configuration.
+
+    The configuration's fields are None when the record has none (the default); its options are one text.
 
     Args:
         record: An episode record (or a job's identity), with at least the keys a record must hold.
 
     Examples:
         >>> identity_key({"task": "t", "agent": "a", "model": "offline", "seed": 0, "knowledge": "latest"})
-        ('t', 'a', 'offline', 0, 'latest', 'lares', 0)
+        ('t', 'a', 'offline', 0, 'latest', 'lares', 0, None, None, None, None)
+        >>> identity_key({"task": "t", "agent": "react", "model": "offline", "seed": 0, "knowledge": "latest",
+        ...               "executor_model": "offline-multi", "options": {"parser": "naive"}})[-2:]
+        ('offline-multi', '{"parser": "naive"}')
     """
-    return tuple(record.get(k, _DEFAULTS.get(k)) for k in IDENTITY)
+    values = (record.get(k, _DEFAULTS.get(k)) for k in IDENTITY)
+    # a mapping (the options) as one text, so the key can be a dict key
+    return tuple(json.dumps(v, sort_keys=True, default=repr) if isinstance(v, dict) else v for v in values)
 
 
 def journal_lines(path: Path, notes: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:

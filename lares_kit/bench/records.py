@@ -34,11 +34,13 @@ RECORD_TYPES: dict[str, tuple[type, ...]] = {
     "knowledge": (str,), "fingerprint": (str,), "checks": (list,), "episode": (dict, type(None)),
 }
 # Keys records of older versions may lack, checked when there: the collateral damage (device or entity ids),
-# the tool dialect of a run that did not offer Lares's own tools, the trial, refused calls, devices changed.
+# the tool dialect of a run that did not offer Lares's own tools, the trial, refused calls, devices changed, and
+# the configuration a run set (lares_kit.bench.configs: each only when set).
 OPTIONAL_TYPES: dict[str, tuple[type, ...]] = {"collateral": (list,), "tool_set": (str,), "trial": (int,),
                                                "refused": (int,), "changed": (list,), "unsafe": (list,),
                                                "cached_prompt_tokens": (int,), "knowledge_format": (str,),
-                                               "prompt_style": (str,)}
+                                               "prompt_style": (str,), "executor_model": (str,), "options": (dict,),
+                                               "own": (list,)}
 WARN_AT_MOST = 10  # unusable records warned about one by one; the rest in one line
 
 

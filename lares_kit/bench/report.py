@@ -1,9 +1,11 @@
 """Reading a benchmark run: a summary by category, a table, a figure.
 
 Taught in ``notebooks/08_evaluation.ipynb``. :func:`summarize` turns episode
-records (:mod:`lares_kit.bench.runner`) into plain numbers per agent, model
-and category; :func:`format_table` prints them; :func:`plot` draws success
-by category per agent and tokens per solved task (matplotlib is imported
+records (:mod:`lares_kit.bench.runner`) into plain numbers per agent, model,
+configuration (:mod:`lares_kit.bench.configs`: the knowledge mode, executor
+model, options... a run compared; its rows' ``configuration``) and category;
+:func:`format_table` prints them; :func:`plot` draws success by category per
+agent and tokens per solved task (matplotlib is imported
 only here, and drawn off screen).
 
 What the columns mean:
@@ -31,10 +33,12 @@ What the columns mean:
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from statistics import mean
 from typing import Any
 
+from .configs import RECORD_FIELDS, configuration_label
 from .stats import pass_hat_curve, wilson_interval
 from .tasks import CATEGORIES
 
@@ -95,7 +99,10 @@ def _category_order(category: str) -> tuple[int, str]:
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per (agent, model, category) rows and per (agent, model) totals.
+    """Per (agent, model, configuration, category) rows and per (agent, model, configuration) totals.
+
+    A row's ``configuration`` is what its records say of theirs (:data:`~lares_kit.bench.configs.RECORD_FIELDS`),
+    left out when they say nothing: the knowledge mode only when the run had another than ``latest``.
 
     Args:
         records: Episode records with the result keys (``agent``, ``model``, ``category``, ``success``, ``steps``,
@@ -109,14 +116,27 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         >>> s["by_category"][0]["success_rate"], s["overall"][0]["tokens_per_solved"]
         (0.5, 220.0)
     """
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-    totals: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    # The knowledge mode names a block only when the run had another than the default (every record has one).
+    modes = {r.get("knowledge", "latest") for r in records}
+    shown = [k for k in RECORD_FIELDS if k != "knowledge" or modes - {"latest"}]
+    configs: dict[str, dict[str, Any]] = {}  # the configurations, as text -> as data, in the records' order
+    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    totals: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
-        groups[(r["agent"], r["model"], r["category"])].append(r)
-        totals[(r["agent"], r["model"])].append(r)
-    by_category = [{"agent": a, "model": m, "category": c, **_row(groups[(a, m, c)])}
-                   for a, m, c in sorted(groups, key=lambda k: (k[0], k[1], _category_order(k[2])))]
-    overall = [{"agent": a, "model": m, **_row(totals[(a, m)])} for a, m in sorted(totals)]
+        config = {k: r[k] for k in shown if k in r}
+        key = json.dumps(config, sort_keys=True, default=repr)
+        configs.setdefault(key, config)
+        groups[(r["agent"], r["model"], key, r["category"])].append(r)
+        totals[(r["agent"], r["model"], key)].append(r)
+    order = {key: n for n, key in enumerate(configs)}
+
+    def named(a: str, m: str, key: str) -> dict[str, Any]:
+        return {"agent": a, "model": m, **({"configuration": configs[key]} if configs[key] else {})}
+
+    by_category = [{**named(a, m, key), "category": c, **_row(groups[(a, m, key, c)])}
+                   for a, m, key, c in sorted(groups, key=lambda k: (k[0], k[1], order[k[2]], _category_order(k[3])))]
+    overall = [{**named(a, m, key), **_row(totals[(a, m, key)])}
+               for a, m, key in sorted(totals, key=lambda k: (k[0], k[1], order[k[2]]))]
     trials = max((r.get("trial", 0) + 1 for r in records), default=1)
     return {"episodes": len(records), "trials": trials, "by_category": by_category, "overall": overall}
 
@@ -179,7 +199,7 @@ def _notes(total: dict[str, Any], trials: int) -> list[str]:
 
 
 def format_table(summary: dict[str, Any]) -> str:
-    """The summary as a fixed-width table: one block per agent and model, a total row each, then notes.
+    """The summary as a fixed-width table: one block per agent, model and configuration, a total row each, then notes.
 
     With several trials, pass^1 .. pass^k follow each row (up to pass^8).
 
@@ -208,15 +228,26 @@ def format_table(summary: dict[str, Any]) -> str:
                             for _, title, w, kind in COLUMNS)
     header += "".join(f"pass^{k}".rjust(8) for k in range(1, min(trials, PASS_COLUMNS) + 1)) if trials > 1 else ""
     for total in summary["overall"]:
-        a, m = total["agent"], total["model"]
         if lines:
             lines.append("")
-        lines += [f"agent {a}, model {m}", header.rstrip()]
-        rows = [r for r in summary["by_category"] if r["agent"] == a and r["model"] == m]
+        lines += [_title(total), header.rstrip()]
+        rows = [r for r in summary["by_category"] if _block(r) == _block(total)]
         lines += ["  " + _cells(row, trials) for row in rows]
         lines.append("  " + _cells({**total, "category": "all"}, trials))
         lines += _notes(total, trials)
     return "\n".join(lines)
+
+
+def _block(row: dict[str, Any]) -> tuple[str, str, str]:
+    # which block a summary row belongs to: its agent, model and configuration
+    return row["agent"], row["model"], json.dumps(row.get("configuration", {}), sort_keys=True, default=repr)
+
+
+def _title(total: dict[str, Any]) -> str:
+    # "agent react, model offline, executor model offline-multi, parser naive"
+    label = configuration_label(total.get("configuration", {}))
+    head = f"agent {total['agent']}, model {total['model']}"
+    return head + ("" if not label else f" {label}" if label.startswith("(") else f", {label}")
 
 
 def plot(summary: dict[str, Any], path: str | None = None) -> Any:
@@ -241,6 +272,7 @@ def plot(summary: dict[str, Any], path: str | None = None) -> Any:
     from matplotlib.figure import Figure
 
     runs = [(t["agent"], t["model"]) for t in summary["overall"]]
+    configs = [configuration_label(t.get("configuration", {}), own=False) for t in summary["overall"]]
     trials = summary.get("trials", 1)
     categories = sorted({r["category"] for r in summary["by_category"]}, key=_category_order)
     fig = Figure(figsize=(15 if trials > 1 else 13, 4.4))
@@ -249,8 +281,10 @@ def plot(summary: dict[str, Any], path: str | None = None) -> Any:
     left, right = axes[0], axes[1]
     width = 0.8 / max(1, len(runs))
     one_model = len({m for _, m in runs}) == 1
-    for n, (agent, model) in enumerate(runs):
-        rows = {r["category"]: r for r in summary["by_category"] if r["agent"] == agent and r["model"] == model}
+    names = [(a if one_model else f"{a} / {m}") + (f", {c}" if c else "") for (a, m), c in zip(runs, configs)]
+    labels = ["\n".join(p for p in (a, None if one_model else m, c) if p) for (a, m), c in zip(runs, configs)]
+    for n, total in enumerate(summary["overall"]):
+        rows = {r["category"]: r for r in summary["by_category"] if _block(r) == _block(total)}
         xs = [i + (n - (len(runs) - 1) / 2) * width for i in range(len(categories))]
         rates = [100 * rows[c]["success_rate"] if c in rows else 0 for c in categories]
         spans = [rows[c].get("success_interval", [rows[c]["success_rate"]] * 2) if c in rows else [0, 0]
@@ -258,14 +292,15 @@ def plot(summary: dict[str, Any], path: str | None = None) -> Any:
         errors = [[max(0.0, r - 100 * lo) for r, (lo, _) in zip(rates, spans)],
                   [max(0.0, 100 * hi - r) for r, (_, hi) in zip(rates, spans)]]
         left.bar(xs, rates, width, yerr=errors, capsize=2, error_kw={"elinewidth": 0.8, "alpha": 0.6},
-                 label=agent if one_model else f"{agent} / {model}")
+                 label=names[n])
     left.set_xticks(range(len(categories)), categories, rotation=20, ha="right")
     left.set_ylabel("episodes solved (%), with 95% intervals")
     left.set_ylim(0, 124)  # the band above 100% holds the legend, clear of the bars
     left.set_yticks(range(0, 101, 20))
     left.set_title("Success by category")
-    left.legend(fontsize="small", loc="upper center", ncol=min(len(runs), 3), frameon=False)
-    labels = [a if one_model else f"{a}\n{m}" for a, m in runs]
+    wide = max((len(n) for n in names), default=0)  # long names (a configuration each) take fewer columns
+    left.legend(fontsize="small", loc="upper center", ncol=max(1, min(len(runs), 3, 100 // max(1, wide))),
+                frameon=False)
     values = [t["tokens_per_solved"] or 0 for t in summary["overall"]]
     right.bar(range(len(runs)), values, color=[f"C{n}" for n in range(len(runs))])
     right.set_xticks(range(len(runs)), labels, rotation=20, ha="right")

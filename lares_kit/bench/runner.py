@@ -9,6 +9,12 @@ model that computes in this process (the offline model, the chaos model
 around it) runs in worker processes when ``concurrency`` is above one, and a
 remote model in threads, which wait for its replies side by side.
 
+Beside agents and models, a run compares *configurations*
+(:mod:`lares_kit.bench.configs`): every combination of the knowledge modes,
+knowledge formats, prompt styles, react executor models and design options
+it is given, each run with every agent -- once for a design that does not
+take what they vary, which then runs with its own.
+
 ``trials`` repeats every episode: the offline model is deterministic, so its
 trials are identical by construction; the chaos model breaks other replies in
 each trial, and a real model is sent a different sampling ``seed`` per trial
@@ -35,6 +41,7 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Sequence
 from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +49,8 @@ from typing import Any
 
 from ..episode import Episode
 from ..errors import LaresError, LaresWarning, brief
+from .configs import RECORD_FIELDS, SETTINGS, check_configurations, design_configurations, settings_given
+from .configs import configurations as combinations
 from .jobs import RESULT_KEYS, Job, blank_record, run_job, task_oracles
 from .journal import JOURNAL, Journal, identity_key, latest_records, load_records
 from .records import (
@@ -95,12 +104,21 @@ class BenchRun:
     # used (and were run again), records that could not be saved.
     notes: list[str] = field(default_factory=list)
     executor: str = "threads"  # where the episodes ran: threads, processes or dask
+    # the run's configurations (lares_kit.bench.configs), [{}] when it compared none
+    configurations: list[dict[str, Any]] = field(default_factory=lambda: [{}])
 
     @property
     def results(self) -> list[dict[str, Any]]:
-        """The contract's result objects: exactly :data:`RESULT_KEYS` (a record of an older run: trial 0, no damage)."""
+        """The contract's result objects: :data:`RESULT_KEYS` (a record of an older run: trial 0, no damage).
+
+        A run that compared configurations adds, after them, what each record says of its own
+        (:data:`~lares_kit.bench.configs.RECORD_FIELDS`: ``knowledge``, then ``executor_model``, ``options``...
+        where set); a run given none has exactly the contract's keys.
+        """
         defaults = {"trial": 0, "collateral": [], "cached_prompt_tokens": 0}
-        return [{k: r[k] if k in r else defaults[k] for k in RESULT_KEYS} for r in self.records]
+        named = RECORD_FIELDS if self.configurations != [{}] else ()
+        return [{k: r[k] if k in r else defaults[k] for k in RESULT_KEYS} | {k: r[k] for k in named if k in r}
+                for r in self.records]
 
     def to_json(self) -> dict[str, Any]:
         """``{"results": [...], "summary": {...}}`` as ``lares bench --json`` writes it."""
@@ -146,18 +164,30 @@ def _resume(jobs: list[Job], runs: Path | None, notes: list[str]) -> list[dict[s
     saved: list[dict[str, Any] | None] = []
     for job in jobs:
         found = lines.get(identity_key(job.identity()))
-        if found is None:  # an older run's file, if there is one
+        if found is None:  # an older run's file, if there is one (older runs had no executor models or options)
             legacy = job.path(runs)
-            saved.append(saved_record(legacy, job.task.fingerprint(), job.identity(), notes)
-                         if legacy.parent.is_dir() else None)
+            older = legacy.parent.is_dir() and not (job.executor_model or job.design_options)
+            saved.append(_labelled(saved_record(legacy, job.task.fingerprint(), job.identity(), notes), job)
+                         if older else None)
             continue
         number, record = found
         if record.get("fingerprint") != job.task.fingerprint() or record["error"]:
             saved.append(None)  # the task changed since, or the model failed: run it again, without a word
         else:
-            saved.append(record)
+            saved.append(_labelled(record, job))
     notes[:] = [f"{n}; the episode is run again" if n.startswith(str(journal)) else n for n in notes]
     return saved
+
+
+def _labelled(record: dict[str, Any] | None, job: Job) -> dict[str, Any] | None:
+    # A saved record names the settings this run compared that its design does not take (an earlier run may have
+    # compared others, or none): the same episode, labelled as this run's report groups it.
+    if record is None or record.get("own") == (list(job.own) or None):
+        return record
+    record = {k: v for k, v in record.items() if k != "own"}
+    if job.own:
+        record["own"] = list(job.own)
+    return record
 
 
 def check_counts(seeds: int = 1, trials: int = 1, concurrency: int = 1, episodes: int = 0) -> None:
@@ -214,11 +244,18 @@ def choose_executor(executor: str | None, concurrency: int, models: list[str], c
 
 def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_AGENTS,
               models: list[str] | None = None, seeds: int = 1, concurrency: int = 1, runs: str | Path | None = None,
-              knowledge: str = "latest", clients: dict[str, Any] | None = None, tool_set: str = "lares",
-              trials: int = 1, temperature: float | None = None, executor: str | None = None,
-              scheduler: str | None = None, knowledge_format: str | None = None,
-              prompt_style: str | None = None) -> BenchRun:
-    """Run every task with every agent, model, seed and trial; return the records and their summary.
+              knowledge: str | Sequence[str] | None = None, clients: dict[str, Any] | None = None,
+              tool_set: str = "lares", trials: int = 1, temperature: float | None = None, executor: str | None = None,
+              scheduler: str | None = None, knowledge_format: str | Sequence[str] | None = None,
+              prompt_style: str | Sequence[str] | None = None, executor_model: str | Sequence[str] | None = None,
+              options: dict[str, Any] | None = None,
+              configurations: list[dict[str, Any]] | None = None) -> BenchRun:
+    """Run every task with every agent, model, configuration, seed and trial; return the records and their summary.
+
+    The settings below that take several values (a list or tuple) compare them side by side: every combination
+    is a configuration (:mod:`lares_kit.bench.configs`), run with every agent. A design that does not take a
+    setting runs with its own, once, and its records name it in ``own``; a value that no agent takes is a
+    LaresError before any episode runs.
 
     Args:
         tasks: The tasks to run, e.g. from :func:`~lares_kit.bench.tasks.load_tasks`.
@@ -229,7 +266,8 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
         concurrency: How many episodes run at once (worker processes or threads, see ``executor``).
         runs: The folder for the episode journal; episodes already saved there are not run again. None: keep them in
             memory only.
-        knowledge: The knowledge mode for the designs that take it; one that does not (sage) runs with its own.
+        knowledge: The knowledge mode, or several, for the designs that take it; one that does not (sage) runs with
+            its own. None: ``latest`` (and sage's records say ``latest``, as they always have).
         clients: Model name -> ready client, or a function ``(model, task, seed, trial) -> client`` called for
             each episode (as :func:`~lares_kit.bench.workers.worker_client` is); a model not in it gets a client
             of its own in each worker.
@@ -242,10 +280,18 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
             ``concurrency`` above 1, threads otherwise (:func:`choose_executor`).
         scheduler: A Dask scheduler's address for ``executor="dask"``; None: a LocalCluster of ``concurrency``
             workers on this machine.
-        knowledge_format: How the home is written into the prompt (``auto``, ``full``, ``outline``, ``retrieval``...);
-            None: the designs' own (``auto``). Set, each record says it.
-        prompt_style: How the prompts are written, ``lean`` or ``lares``; None: the default (``lean``). Set, each
-            record says it.
+        knowledge_format: How the home is written into the prompt (``auto``, ``full``, ``outline``, ``retrieval``...),
+            or several; None: the designs' own (``auto``). Set, each record says it.
+        prompt_style: How the prompts are written, ``lean`` or ``lares``, or both; None: the default (``lean``). Set,
+            each record says it.
+        executor_model: React's light model that writes the Actions, or several; None: the design's own
+            (``$LARES_EXECUTOR_MODEL``, else the model). Set, each react record says it (``executor_model``).
+        options: The designs' own options, name -> a value or a list of values (``{"parser": ["one", "naive"]}``,
+            ``{"parallel_tool_calls": True}``), each checked by the options dataclass of the designs that have it.
+            Set, each record of a design that takes it says it (``options``).
+        configurations: Configurations named one by one, each a mapping of the settings above (options by their
+            own names): ``[{"knowledge": "none"}, {"executor_model": "offline-multi", "parser": "naive"}]``; each is
+            combined with every combination of the settings given separately. None: only those.
 
     Examples:
         >>> from lares_kit.bench.tasks import load_suite
@@ -257,18 +303,28 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
     from ..models import make_client, resolve_model
     from .report import summarize
 
-    check_counts(seeds, trials, concurrency, len(tasks) * len(agents) * len(models or [None]) * seeds * trials)
+    configs = combinations(settings_given(knowledge, knowledge_format, prompt_style, executor_model, options),
+                           configurations)
+    # at most this many episodes (a design runs once for the settings it does not take)
+    check_counts(seeds, trials, concurrency,
+                 len(tasks) * len(agents) * len(configs) * len(models or [None]) * seeds * trials)
+    check_configurations(configs, agents)  # a value no agent takes is a sentence now, before any work
+    configs = [c | {"executor_model": resolve_model(c["executor_model"])} if "executor_model" in c else c
+               for c in configs]
     models = [resolve_model(m) for m in (models or [None])]
     clients = dict(clients or {})
-    kind = choose_executor(executor, concurrency, models, clients)
-    for model in models:
+    executors = list(dict.fromkeys(c["executor_model"] for c in configs if "executor_model" in c))
+    kind = choose_executor(executor, concurrency, list(dict.fromkeys(models + executors)), clients)
+    for model in dict.fromkeys(models + executors):
         if model not in clients:
             make_client(model)  # a remote model without a key fails here, before any work
     runs = Path(runs) if runs is not None else None
-    jobs = [Job(task, agent, model, seed, knowledge, tool_set, trial, temperature, trial if trials > 1 else None,
-                knowledge_format, prompt_style)
-            for agent in agents for model in models for task in tasks for seed in range(seeds)
-            for trial in range(trials)]
+    jobs = [Job(task, agent, model, seed, taken.get("knowledge", "latest"), tool_set, trial, temperature,
+                trial if trials > 1 else None, taken.get("knowledge_format"), taken.get("prompt_style"),
+                executor_model=taken.get("executor_model"), own=own,
+                design_options=tuple((k, v) for k, v in taken.items() if k not in SETTINGS))
+            for agent in agents for taken, own in design_configurations(configs, agent) for model in models
+            for task in tasks for seed in range(seeds) for trial in range(trials)]
     notes: list[str] = []
     if runs is not None:
         prepare_runs(runs)
@@ -305,10 +361,10 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
             for i in todo:
                 job, world = jobs[i], worlds[_world_key(jobs[i].task)]
                 if kind == "threads":
-                    client = clients.get(job.model) or worker_client
-                    if not hasattr(client, "chat"):  # a function of the episode: worker_client, or one like it
-                        client = client(job.model, job.task.id, job.seed, job.trial)
-                    futures[pool.submit(run_job, job, world, client, *oracles[keys[i]])] = i
+                    client = _episode_client(clients, job.model, job)
+                    light = (_episode_client(clients, job.executor_model, job)
+                             if job.executor_model not in (None, job.model) else None)
+                    futures[pool.submit(run_job, job, world, client, *oracles[keys[i]], light)] = i
                 else:
                     futures[pool.submit(run_episode, job, world, *oracles[keys[i]])] = i
             for future in as_completed(futures):
@@ -332,4 +388,10 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
         if journal is not None:
             journal.close()
     done = [r for r in records if r is not None]
-    return BenchRun(done, runs, time.perf_counter() - start, resumed, summarize(done), notes, kind)
+    return BenchRun(done, runs, time.perf_counter() - start, resumed, summarize(done), notes, kind, configs)
+
+
+def _episode_client(clients: dict[str, Any], model: str, job: Job) -> Any:
+    # the caller's client for the model, else one for this episode: worker_client, or a function like it
+    client = clients.get(model) or worker_client
+    return client if hasattr(client, "chat") else client(model, job.task.id, job.seed, job.trial)

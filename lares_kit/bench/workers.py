@@ -1,7 +1,7 @@
 """Where episodes run: threads, worker processes, or a Dask cluster.
 
 An episode is a pure function of its job -- task, agent, model name, seed,
-trial, options -- and the task's home: :func:`run_episode` makes the model's
+trial, configuration -- and the task's home: :func:`run_episode` makes the model's
 client inside the worker and returns the record. So any executor with
 ``concurrent.futures``' ``submit`` can run a benchmark:
 
@@ -109,6 +109,8 @@ def worker_client(model: str, task: str, seed: int, trial: int) -> Any:
 def run_episode(job: Any, world: Any, oracle: int, search: Any = None) -> dict[str, Any]:
     """Run one job in whatever process this is; its record (see :func:`lares_kit.bench.jobs.run_job`).
 
+    React's executor model, when the job names one, gets its client here too, as the model does.
+
     Args:
         job: The :class:`~lares_kit.bench.runner.Job`.
         world: The task's home as loaded; the episode runs in its own copy.
@@ -116,7 +118,9 @@ def run_episode(job: Any, world: Any, oracle: int, search: Any = None) -> dict[s
         search: The knowledge-free oracle's result for a search task, or None.
     """
     client = worker_client(job.model, job.task.id, job.seed, job.trial)
-    return run_job(job, world, client, oracle, search)
+    light = (worker_client(job.executor_model, job.task.id, job.seed, job.trial)
+             if job.executor_model not in (None, job.model) else None)
+    return run_job(job, world, client, oracle, search, light)
 
 
 def scheduler_timeout() -> float:
