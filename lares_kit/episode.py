@@ -17,7 +17,11 @@ the record. Their layout is a contract the offline model relies on:
 3. ``system``: the goal;
 4. ``user``: the instruction -- the only user message;
 5. the history: tool calls and their results, intent summaries as
-   assistant text, and error notes as ``system`` messages.
+   assistant text, and error notes as ``system`` messages. What happened in
+   the home meanwhile (:class:`~lares_kit.steps.Meanwhile`, a ``during:``
+   event) is never in it: only the ``latest`` knowledge shows the change,
+   with one more line under its header saying what changed
+   (:func:`lares_kit.during.changed_note`; none while nothing has).
 
 That is the Lares layout (``layout="lares"``). In the ``stable`` layout (the
 ``lean`` prompt style's) the knowledge message comes last, after the
@@ -40,11 +44,12 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Union
 
+from .during import changed_note
 from .home import Home
 from .knowledge import KNOWLEDGE_MODES, knowledge_header, knowledge_prompt
-from .steps import Error, Final, Intent, LLMCall, Question, Step, ToolCall, step_from_dict
+from .steps import Error, Final, Intent, LLMCall, Meanwhile, Question, Step, ToolCall, step_from_dict
 
-__all__ = ["Episode", "Step", "Intent", "ToolCall", "Question", "Final", "Error", "LLMCall",
+__all__ = ["Episode", "Step", "Intent", "ToolCall", "Question", "Final", "Error", "LLMCall", "Meanwhile",
            "KNOWLEDGE_MODES", "STATUSES", "knowledge_header"]
 
 # running: not finished yet; done: the agent called halt; step_limit: it ran
@@ -199,9 +204,10 @@ class Episode:
             raise ValueError("knowledge mode 'latest' needs the home: episode.messages(home)")
         # retrieval keeps showing the rooms the robot has been in (a search must remember where it looked)
         visited = [self.initial_state.get("robot"), *(s.after.get("robot") for s in self.tool_calls)]
+        changed = changed_note(self.steps, home) if self.knowledge == "latest" and getattr(home, "during", None) else ""
         content = knowledge_prompt(home, self.knowledge, self.knowledge_format, self.instruction,
                                    initial=self.initial_knowledge, visited=[r for r in visited if r],
-                                   home_id=self.world, needs=needs)
+                                   home_id=self.world, needs=needs, changed=changed)
         return None if content is None else {"role": "system", "content": content}
 
     def history(self) -> list[dict[str, Any]]:
@@ -211,6 +217,8 @@ class Episode:
         open_call: dict[str, Any] | None = None  # the assistant message of the current turn's calls
         open_turn = None
         for step in self.steps:
+            if isinstance(step, Meanwhile):
+                continue  # the world's doing, not a message: the model is never told (only its knowledge shows it)
             if isinstance(step, ToolCall):
                 if open_call is None or open_turn != step.turn:
                     msgs.extend(results)

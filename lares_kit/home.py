@@ -12,6 +12,10 @@ A :class:`Home` holds two views of the same house:
   knowledge, not truth: if the dog wanders off, the sighting goes stale until
   the robot sees it again.
 
+A home may also hold ``during`` events (:mod:`lares_kit.during`): changes to
+its truth while an agent works -- Ana switches a light off, the dog moves --
+that no knowledge records until it is taken again.
+
 This module knows nothing about agents, models or tools; it is the world
 (how its knowledge is written as text is :mod:`lares_kit.knowledge_formats`).
 Loading and validating world files lives in :mod:`lares_kit.worlds`.
@@ -125,6 +129,9 @@ class Home:
         self.seen: dict[str, dict[str, Any]] = {}
         # device id -> its state before its first change since mark_changes(); None: not noting.
         self._marked: dict[str, dict[str, Any]] | None = None
+        # What happens while an agent works (lares_kit.during.Schedule: a world's or a task's `during:` events);
+        # None: nothing does, and nothing here moves the clock or records anything.
+        self.during: Any = None
         self._start = _Start(
             devices={d.id: copy.deepcopy(d.state) for d in devices},
             items={i.id: i.room for i in items},
@@ -166,6 +173,8 @@ class Home:
         self.clock.reset()
         self.version = 0
         self.seen = {}
+        if self.during is not None:  # every event waits to happen again
+            self.during.restart()
         return self
 
     # --------------------------------------------------------------- queries

@@ -202,7 +202,7 @@ def knowledge_text(home: Home, fmt: str = "full", instruction: str = "",
 
 def knowledge_prompt(home: Home | None, mode: str = "latest", fmt: str = "full", instruction: str = "", *,
                      initial: dict[str, Any] | None = None, visited: Iterable[str] = (),
-                     home_id: str | None = None, needs: Iterable[str] | None = None) -> str | None:
+                     home_id: str | None = None, needs: Iterable[str] | None = None, changed: str = "") -> str | None:
     """The world-knowledge message of a prompt: its header, the format's note, the knowledge. None in mode ``none``.
 
     Mode ``latest`` renders ``home`` as it is now (as Lares does, every
@@ -222,6 +222,8 @@ def knowledge_prompt(home: Home | None, mode: str = "latest", fmt: str = "full",
         home_id: The home's id for the too-big error; None uses ``home.id``.
         needs: Only the part of the knowledge a call's arguments can name (``rooms``, ``lights``, ``devices``);
             None: all of it.
+        changed: A line saying what changed in the home while the agent worked, not by it
+            (:func:`lares_kit.during.changed_note`), put under the header; "": none (the message as always).
 
     Examples:
         >>> from lares_kit import load_world
@@ -239,7 +241,7 @@ def knowledge_prompt(home: Home | None, mode: str = "latest", fmt: str = "full",
     note, text = knowledge_text(home, fmt, instruction,  # type: ignore[arg-type]
                                 None if mode == "latest" else initial, visited, needs)
     check_prompt_size(text, fmt, home_id if home_id is not None else getattr(home, "id", ""))
-    header = knowledge_header(mode) + (f"\n{note}" if note else "")
+    header = knowledge_header(mode) + (f"\n{changed}" if changed else "") + (f"\n{note}" if note else "")
     return f"{header}\n{text}"
 
 

@@ -12,7 +12,10 @@ Each record is a small dataclass a notebook can show as it is:
 * :class:`Error` -- a reply that could not be used (no call, bad intent,
   empty reply). Calls that went wrong are ToolCalls with ``ok=False``;
 * :class:`Thought` and :class:`Action` -- the ReAct agent's Thought and a
-  call made from its Action (a ToolCall that reads "Action / Observation").
+  call made from its Action (a ToolCall that reads "Action / Observation");
+* :class:`Meanwhile` -- not the agent's doing: what happened in the home while
+  it worked (a ``during:`` event, :mod:`lares_kit.during`). The model is
+  never told; only its knowledge or its tools can show the change.
 
 Every step has the ``turn`` it belongs to (1 for the first model turn), and
 renders itself in the three forms the toolkit shows: :meth:`render` (its lines
@@ -31,7 +34,7 @@ import textwrap
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Union
 
-__all__ = ["Intent", "ToolCall", "Question", "Final", "Error", "Thought", "Action", "LLMCall", "Step",
+__all__ = ["Intent", "ToolCall", "Question", "Final", "Error", "Thought", "Action", "Meanwhile", "LLMCall", "Step",
            "step_from_dict"]
 
 
@@ -302,6 +305,50 @@ class Action(ToolCall):
 
 
 @dataclass
+class Meanwhile(_Shown):
+    """What happened in the home while the agent worked (a ``during:`` event): the world's doing, not the agent's.
+
+    ``after`` is the truth right after it, shaped like :attr:`ToolCall.after` (``devices``: those it set), so a
+    replay redraws the map; ``shows`` says where the agent could read the change (its knowledge, a tool, a look).
+
+    Examples:
+        >>> step = Meanwhile("Ana switched the light in the Lounge (lounge-light) off", "after step 2", "set",
+        ...                  {"lounge-light": {"on": False}}, turn=2, step=2,
+        ...                  shows="the latest knowledge shows it from the next request")
+        >>> for line in step.render("  "): print(line)  # doctest: +NORMALIZE_WHITESPACE
+                    (meanwhile: Ana switched the light in the Lounge (lounge-light) off -- the latest
+                     knowledge shows it from the next request)
+        >>> step.render_line()
+        '2 meanwhile: Ana switched the light in the Lounge (lounge-light) off'
+    """
+
+    text: str  # what happened, in words
+    when: str  # the moment the file gave: "after step 2", "at 30s", "after the first look"
+    change: str  # "move", "set", "carry" or "clock" (lares_kit.during.CHANGES)
+    what: Any  # move: {item: room}; set: {device: {attribute: value}}; carry: a room id; clock: a time of day
+    turn: int = 0
+    step: int = 0  # the home's step count when it happened
+    seconds: float = 0.0  # how long the actions had taken on the home's clock by then
+    shows: str = ""  # where the agent could find out (lares_kit.during.where_seen); "" when not said
+    after: dict[str, Any] = field(default_factory=dict)
+    kind: ClassVar[str] = "meanwhile"
+
+    def render(self, mark: str = "  ") -> list[str]:
+        """The step's lines in a transcript: in brackets, as something that happened rather than something done."""
+        said = f"(meanwhile: {self.text}" + (f" -- {self.shows})" if self.shows else ")")
+        head = f"{mark} {'':<8} "
+        return textwrap.wrap(said, width=100, initial_indent=head, subsequent_indent=" " * (len(head) + 1))
+
+    def _html_body(self) -> str:
+        shows = f" <small>({_e(self.shows)})</small>" if self.shows else ""
+        return f'<span style="color:#5a5a8c"><i>meanwhile</i> {_e(self.text)}{shows}</span>'
+
+    def render_line(self) -> str:
+        """One line of plain text, its turn first."""
+        return f"{self.turn} meanwhile: {self.text}"
+
+
+@dataclass
 class LLMCall:
     """One request to the model: which phase, its token usage and how long it took."""
 
@@ -316,8 +363,8 @@ class LLMCall:
     cached_tokens: int = 0
 
 
-Step = Union[Intent, ToolCall, Question, Final, Error, Thought, Action]
-_KINDS = {cls.kind: cls for cls in (Intent, ToolCall, Question, Final, Error, Thought, Action)}
+Step = Union[Intent, ToolCall, Question, Final, Error, Thought, Action, Meanwhile]
+_KINDS = {cls.kind: cls for cls in (Intent, ToolCall, Question, Final, Error, Thought, Action, Meanwhile)}
 
 
 def step_from_dict(data: dict[str, Any]) -> Step:

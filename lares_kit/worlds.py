@@ -23,6 +23,7 @@ import networkx as nx
 
 from .clock import Clock
 from .datafiles import parse_data
+from .during import Schedule, parse_during
 from .errors import LIST_AT_MOST, DataFileError, brief
 from .home import Device, Home, Item
 from .lookup import WORLD_DIRS, FileKind, files_by_id, read_by_id_or_path
@@ -31,8 +32,7 @@ __all__ = ["WorldError", "load_world", "read_yaml", "parse_world", "check_home",
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 KNOWN_KEYS = {"id", "name", "description", "rooms", "devices", "robot", "items", "language", "floors"}
-# Keys each entry may have; anything else is a typo (or a description with an
-# unquoted comma inside {...}, which YAML splits into a stray key).
+# Keys each entry may have; anything else is a typo (or a description with an unquoted comma inside {...}).
 ENTRY_KEYS = {
     "rooms": {"id", "name", "description", "exits", "aliases", "floor"},
     "devices": {"id", "name", "type", "room", "state", "aliases", "description", "capabilities", "docs", "near",
@@ -42,9 +42,8 @@ ENTRY_KEYS = {
     "robot": {"id", "name", "room"},
     "mqtt": {"command_topic", "state_topic", "format", "timeout"},
 }
-# Device keys the Home's Device does not hold; kept per device in
-# Home.extra["device_extras"] = {device id: {key: value}} for the features that
-# read them (lares_kit.device_api: capability documents, what is near it).
+# Device keys the Home's Device does not hold; kept per device in Home.extra["device_extras"] = {device id: {key:
+# value}} for the features that read them (lares_kit.device_api: capability documents, what is near it).
 DEVICE_EXTRA_KEYS = ("docs", "near")
 # The formats of outside MQTT devices a world device may be bound to (``mqtt: {format: ...}``, lares_kit.serve.mqtt).
 MQTT_FORMATS = ("zigbee2mqtt",)
@@ -118,8 +117,7 @@ def _expect(cond: bool, source: str, key: str, message: str) -> None:
         raise WorldError(source, key, message)
 
 
-# The checks below build their message only when they fail: a 5,000-device
-# world (lares_kit.generate) runs them tens of thousands of times.
+# The checks below build their message only when they fail: a 5,000-device world runs them 10,000s of times.
 def _mapping(value: Any, source: str, key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise WorldError(source, key, f"expected a mapping, got {_kind(value)}")
@@ -309,24 +307,27 @@ def parse_world(data: Any, source: str = "<world>") -> Home:
             raise WorldError(source, *str(exc).split(": ", 1)) from None
     extra = {k: v for k, v in top.items() if k not in KNOWN_KEYS}
     when = extra.pop("time_of_day", None)  # where the home's clock starts, as a task's setup.time_of_day
+    during = extra.pop("during", None)  # what happens while an agent works, for every task (lares_kit.during)
     if device_extras:
         extra["device_extras"] = device_extras
-    return Home(world_id, _text(top, "name", source, "", world_id), graph, devices, items, robot,
+    home = Home(world_id, _text(top, "name", source, "", world_id), graph, devices, items, robot,
                 description=_text(top, "description", source, "", ""), extra=extra,
                 language=_language(top, source), floors=_floors(top, source, graph),
                 clock=None if when is None else Clock.simulated(start=when))
+    if during is not None:  # checked against the home itself: its items, rooms, devices and their settings
+        home.during = Schedule(parse_during(during, home, source, "during", WorldError))
+    return home
 
 
 def _device_mqtt(dev: dict[str, Any], source: str, key: str) -> dict[str, Any]:
     """A device's ``mqtt:`` key, checked: the outside MQTT device ``lares serve-home --mqtt`` binds it to.
 
+    Returns ``{command_topic, state_topic, format}`` (and ``timeout`` in seconds when the file gives one), or ``{}``.
+
     Args:
         dev: The device's entry in the world file.
         source: Where the file comes from: errors start with it.
         key: The entry's key path, e.g. ``devices[3]``.
-
-    Returns:
-        ``{command_topic, state_topic, format}`` (and ``timeout`` in seconds when the file gives one), or ``{}``.
 
     Examples:
         >>> link = {"command_topic": "zigbee2mqtt/lamp/set", "state_topic": "zigbee2mqtt/lamp", "format": "zigbee2mqtt"}

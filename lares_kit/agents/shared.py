@@ -14,7 +14,11 @@ the loop itself fits on one screen:
 * :meth:`AgentRun.run_calls` runs the reply's calls through the Toolbox and
   records each as a :class:`~lares_kit.steps.ToolCall` with the truth after
   it; calls that were not allowed get an error result instead of running.
-  :meth:`AgentRun.call` runs one call given by name (the ReAct Action).
+  :meth:`AgentRun.call` runs one call given by name (the ReAct Action). After
+  a call that ran and did not end the episode, the home's ``during:`` events
+  now due happen (:func:`lares_kit.during.play`) and are recorded as
+  :class:`~lares_kit.steps.Meanwhile` steps -- here, where every design's
+  calls go, so they happen at the same point whatever the design.
 
 Every request is bounded and says what it wants: ``max_tokens`` by phase
 (:data:`MAX_TOKENS`: an intent needs little; one runaway reply must not keep
@@ -40,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..contract import room_line
+from ..during import happened_since, happened_so_far, play, where_seen
 from ..episode import Episode
 from ..errors import LaresError
 from ..home import Home
@@ -265,6 +270,7 @@ class AgentRun:
         """
         call_id = self._call_id(turn, call_id)
         self.home.mark_changes()  # the home notes what the call changes: cheap even with 5,000 devices
+        mark = happened_so_far(self.home)  # a sub-agent's run inside this call may play events: they count too
         try:
             obs = self.toolbox.dispatch(name, raw)
         except NoAnswer as exc:
@@ -281,7 +287,27 @@ class AgentRun:
         self.episode.steps.append(record)
         if obs.final:
             self.finish("done", obs.text)
+        else:
+            self.meanwhile(turn, mark, name, obs.ok)
         return obs.final
+
+    def meanwhile(self, turn: int, mark: int, tool: str, ok: bool) -> None:
+        """Let the home's events now due happen after a call (:func:`lares_kit.during.play`) and record each.
+
+        Nothing happens in a home without ``during:`` events, so its episodes are as they always were.
+
+        Args:
+            turn: The turn of the call.
+            mark: How many events had happened before the call (:func:`lares_kit.during.happened_so_far`).
+            tool: The tool that ran (its time on the clock; a look counts for "after the first look").
+            ok: Whether the call worked.
+        """
+        if self.home.during is None:
+            return
+        play(self.home, tool, ok)
+        for step in happened_since(self.home, mark):
+            step.turn, step.shows = turn, where_seen(step.change, self.episode.knowledge, self.tool_set)
+            self.episode.steps.append(step)
 
     def refuse(self, turn: int, call: Any, reason: str, text: str = "") -> None:
         """Record a call that is not run, answered with ``Error: reason`` (the API needs an answer per call)."""

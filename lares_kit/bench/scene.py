@@ -6,7 +6,11 @@ run in parallel threads; a cheap one, :func:`copy_home`), with the task's
 set-up applied, the start state the checks compare against (the home's own
 state dicts, not copies: a device that changes gets a new one), and a
 simulated user built on :class:`~lares_kit.users.ScriptedUser` whose answers
-have their placeholders filled in.
+have their placeholders filled in. The home gets the task's ``during:``
+events after its world's (:mod:`lares_kit.during`); a ``set`` among them
+updates the scene's start as it happens -- the world's doing, not the
+agent's, so the ``unchanged`` check starts from it, as it does from
+``events:`` after the episode.
 
 This module does not run agents (:mod:`lares_kit.bench.runner` does) or judge
 them (:mod:`lares_kit.bench.checks`).
@@ -20,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import Clock
+from ..during import schedule
 from ..home import Home
 from ..users import ScriptedUser
 from .tasks import Task
@@ -114,6 +119,7 @@ def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
         home.extra["room"] = setup.room
     home.version = 0
     scene = Scene(task, seed, home, home.device_states(shared=True), {i.id: i.room for i in home.items.values()})
+    schedule(home, task.during, baseline=scene.start)  # while the agent works: the world's events, then the task's
     rules = [(when, fill(say, scene.context, home)) for when, say in task.user.answers]
     otherwise = fill(task.user.otherwise, scene.context, home) if task.user.otherwise is not None else None
     scene.user = ScriptedUser(rules=rules, fallback=otherwise)

@@ -1,15 +1,13 @@
 """Benchmark tasks: the suite files in ``worlds/tasks/``, loaded and validated.
 
-Taught in ``notebooks/08_evaluation.ipynb``; the format is documented in
-``worlds/tasks/README.md``. A suite file holds a list of tasks; each task has
-an instruction for a world, an optional set-up, a simulated user and the
-checks its episode must pass. A bad file raises :class:`TaskError`, whose
-message names the file, the key path and what was expected -- like
-:class:`~lares_kit.worlds.WorldError` for world files. A task names its world
-file (a path may be relative to the suite file), or brings its own world
-(``Task.world_data``, :mod:`lares_kit.bench.ha_dataset`): :func:`task_home`.
-This module only reads tasks: :mod:`lares_kit.bench.scene` sets up a home for
-one, :mod:`lares_kit.bench.checks` judges an episode.
+Taught in ``notebooks/08_evaluation.ipynb``; the format is documented in ``worlds/tasks/README.md``. A suite
+file holds a list of tasks; each task has an instruction for a world, an optional set-up, what happens while the
+agent works (``during``, :mod:`lares_kit.during`), a simulated user and the checks its episode must pass. A bad
+file raises :class:`TaskError`, whose message names the file, the key path and what was expected -- like
+:class:`~lares_kit.worlds.WorldError` for world files. A task names its world file (a path may be relative to the
+suite file), or brings its own world (``Task.world_data``, :mod:`lares_kit.bench.ha_dataset`): :func:`task_home`.
+This module only reads tasks: :mod:`lares_kit.bench.scene` sets up a home for one, :mod:`lares_kit.bench.checks`
+judges an episode.
 """
 
 from __future__ import annotations
@@ -24,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..during import parse_during
 from ..errors import DataFileError, brief
 from ..home import Home
 from ..lookup import FileKind, files_by_id, read_by_id_or_path
@@ -38,7 +37,7 @@ __all__ = ["CATEGORIES", "Expect", "Forbidden", "Setup", "Task", "TaskError", "U
 # The categories of the home suites, in the order tables list them; the papers' categories follow
 # in the same format.
 CATEGORIES = ("direct", "multi-device", "search", "clarification", "infeasible", "unsafe", "conversation",
-              "contradiction",
+              "contradiction", "changing-home",
               # the smart-building paper's six: daily conversation is "conversation" above
               "intent-recognition", "reasoning", "multi-task", "memory", "rejection",
               # SAGE's; its "simple" direct commands are "direct" above
@@ -130,6 +129,8 @@ class Task:
     held_out: bool = False  # written after the agents were tuned, and never tuned against
     # The world itself (a world file's data), for a task that brings its own home; None: the world file `world` names
     world_data: dict[str, Any] | None = None
+    # What happens while the agent works (lares_kit.during.DuringEvent), after the world file's own
+    during: list[Any] = field(default_factory=list)
 
     def fingerprint(self) -> str:
         """A short hash of the definition: a saved episode of a changed task is stale.
@@ -144,7 +145,7 @@ class Task:
             if data["setup"].get(key) is None:
                 data["setup"].pop(key, None)
         # added later: older tasks keep their fingerprints
-        for key, empty in (("events", []), ("held_out", False), ("world_data", None)):
+        for key, empty in (("events", []), ("held_out", False), ("world_data", None), ("during", [])):
             if data[key] == empty:
                 data.pop(key)
         for key in ("fires", "ha", "forbidden_devices"):
@@ -214,7 +215,7 @@ def load_tasks(suites: list[str] | None = None) -> list[Task]:
 # ------------------------------------------------------------------ parsing
 SUITE_KEYS = {"suite", "description", "world", "tasks"}
 TASK_KEYS = {"id", "world", "category", "instruction", "setup", "user", "expect", "max_steps", "notes", "events",
-             "held_out"}
+             "held_out", "during"}
 SETUP_KEYS = {"shuffle", "placements", "states", "robot", "time_of_day", "user", "memory", "source", "room"}
 USER_KEYS = {"answers", "otherwise"}
 EXPECT_KEYS = {"states", "may_change", "allow_changes", "forbidden_devices", "unchanged", "lit", "seen", "robot", "ha",
@@ -288,7 +289,7 @@ def parse_suite(data: Any, source: str = "<suite>", suite: str = "suite") -> lis
                           _expect(v, entry.get("expect", {}), f"{key}.expect"),
                           max_steps, v.text(entry, "notes", key, default=""), source,
                           parse_events(v, entry.get("events"), f"{key}.events"), entry.get("held_out", False),
-                          world_data))
+                          world_data, parse_during(entry.get("during", []), home, source, f"{key}.during", TaskError)))
         v.expect(isinstance(tasks[-1].held_out, bool), f"{key}.held_out", "expected true or false")
         v.expect(tasks[-1].expect.fires is None or bool(tasks[-1].events), f"{key}.expect.fires",
                  "a fires check needs events: after the episode, something must happen")

@@ -171,7 +171,8 @@ def room_labels(home: Home, state: dict[str, Any], seen: dict[str, Any], god_vie
         where = seen.get(item_id, {}).get("room")
         if where in labels:
             labels[where].append(Label(f"{item['name']} ({item['type']})", item["name"], "seen"))
-        elif god_view and item["room"] in labels:
+        # god view: where it really is, unless the robot saw it there (a sighting of a thing that moved is stale)
+        if god_view and item["room"] in labels and item["room"] != where:
             labels[item["room"]].append(Label(f"{item['name']} ({item['type']}) hidden", item["name"], "hidden"))
     return labels
 

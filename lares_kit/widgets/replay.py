@@ -6,7 +6,10 @@ home at any step without running anything again -- and works on an episode
 loaded from JSON, long after the run.
 
 * :func:`replay_frames` turns an Episode into frames: the state, what the
-  robot had seen, its path so far, and a caption (plain data, testable);
+  robot had seen, its path so far, and a caption (plain data, testable) --
+  one after each tool call, and one for each thing that happened in the home
+  meanwhile (a ``during:`` event, :class:`~lares_kit.steps.Meanwhile`: the dog
+  moved, someone switched a light), so a learner sees the sighting go stale;
 * :func:`draw_frames` draws some frames side by side (a static strip for a
   notebook or a report);
 * :class:`SearchReplay` is the widget: play button, slider, caption, map.
@@ -26,7 +29,7 @@ from matplotlib.figure import Figure
 
 from ..episode import Episode
 from ..home import Home
-from ..steps import Error, Final, Intent, Question, ToolCall
+from ..steps import Error, Final, Intent, Meanwhile, Question, ToolCall
 from .drawing import add_legend, draw_home, legend_handles, legend_height
 from .fitting import wrap
 from .layout import LABEL_MODES, LINE, box_size, map_area, map_limits, plan_labels, room_labels, room_layout
@@ -36,7 +39,7 @@ __all__ = ["Frame", "replay_frames", "draw_frames", "strip_shape", "SearchReplay
 
 @dataclass
 class Frame:
-    """The home as it was after ``step`` tool calls (0: the start)."""
+    """The home as it was at frame ``step``: 0 the start, then after each tool call or event."""
 
     step: int
     state: dict[str, Any]  # shaped like Home.truth(): devices, robot, items
@@ -46,13 +49,14 @@ class Frame:
     thought: str = ""  # the intent step's reasoning before this call, if any
     ok: bool = True
     notes: list[str] = field(default_factory=list)  # errors recorded before this call
+    event: bool = False  # not the agent's doing: something that happened in the home meanwhile
 
 
 def replay_frames(episode: Episode) -> list[Frame]:
-    """One frame for the start and one after each tool call of ``episode``.
+    """One frame for the start, one after each tool call of ``episode``, one for each event that happened meanwhile.
 
     Args:
-        episode: An Episode whose tool calls kept the state after them (``ToolCall.after``).
+        episode: An Episode whose tool calls (and events) kept the state after them (``ToolCall.after``).
 
     Examples:
         >>> from lares_kit import load_world
@@ -85,6 +89,10 @@ def replay_frames(episode: Episode) -> list[Frame]:
             state["robot"] = after["robot"]
             path.append(state["robot"])
         seen = copy.deepcopy(after.get("seen", seen))
+        if isinstance(step, Meanwhile):  # the world's doing: its own frame, and the agent's thought waits
+            frames.append(Frame(len(frames), copy.deepcopy(state), seen, list(path), f"meanwhile: {step.text}",
+                                event=True))
+            continue
         frames.append(Frame(len(frames), copy.deepcopy(state), seen, list(path), _caption(step), thought,
                             step.ok, notes))
         thought, notes = "", []
@@ -247,9 +255,11 @@ class SearchReplay:
         self.map.refresh(state=frame.state, seen=frame.seen, path=frame.path)
         thought = f"<div><i>thinks:</i> {html.escape(frame.thought)}</div>" if frame.thought else ""
         notes = "".join(f"<div><i>error:</i> {html.escape(n)}</div>" for n in frame.notes)
-        mark = "" if frame.ok else " (failed)"
+        mark = " (in the home, not by the agent)" if frame.event else "" if frame.ok else " (failed)"
+        said = (f"<i>{html.escape(frame.caption)}</i>" if frame.event  # an event is no call: not set as code
+                else f"<code>{html.escape(frame.caption)}</code>")
         self.caption.value = (f"<div><b>step {frame.step} of {len(self.frames) - 1}</b>{mark}</div>{notes}{thought}"
-                              f"<div><code>{html.escape(frame.caption)}</code></div>")
+                              f"<div>{said}</div>")
         return frame
 
     def figure(self, steps: list[int] | None = None, *, god_view: bool | None = None) -> Figure:
