@@ -13,7 +13,9 @@ fits on one screen, and what the design needs around it:
   model writes the Actions, with memory (:mod:`~lares_kit.agents.react`);
   ``react-parallel`` is the same with parallel calls for independent actions;
 * ``sage`` -- SAGE: a coordinator whose tools are sub-agents (device,
-  preference, condition), a tree of prompts (:mod:`~lares_kit.agents.sage`).
+  preference, condition), a tree of prompts (:mod:`~lares_kit.agents.sage`);
+* ``one-prompt`` -- SAGE's baseline: every device's state and API in one
+  prompt, every command in one reply (:mod:`~lares_kit.agents.one_prompt`).
 
 :func:`run_agent` builds the pieces from the spec (model client, Toolbox,
 prompts, Episode), runs the loop and returns the Episode. It never raises for
@@ -58,7 +60,7 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
         instruction: What the user asks, in their words ("turn on the light in the kitchen").
         home: A Home (used as it is: reset it first if you need to) or a world id such as ``"lares-home"``.
         agent: The design, a name in :data:`AGENTS`: ``function-calling``, ``intent-action``, ``react``,
-            ``react-parallel`` or ``sage``.
+            ``react-parallel``, ``sage`` or ``one-prompt``.
         model: A model name for :func:`lares_kit.models.resolve_model`; None -> ``$LARES_MODEL`` -> ``"offline"``.
         client: An ``openai.OpenAI``-like client; None -> ``make_client(model)``.
         user: Who answers ``ask_user``; None is nobody, so a question ends the episode with ``no_answer``.

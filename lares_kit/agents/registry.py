@@ -31,6 +31,7 @@ from ..tools import Toolbox, default_tools
 from .dialects import HA_ROLE_PROMPT, dialect_tools
 from .function_calling import FunctionCallingOptions, run_function_calling
 from .intent_action import run_intent_action
+from .one_prompt import one_prompt_setup, run_one_prompt
 from .react import MAX_ITERATIONS, ReactOptions, run_react, run_react_parallel
 from .sage import run_sage, sage_setup
 from .shared import AgentRun, RequestOptions, house_rules_of, where_line
@@ -212,6 +213,9 @@ AGENTS: dict[str, AgentSpec] = {spec.name: spec for spec in (
     # function-calling loop; the speaker's memory holds the residents' profiles.
     AgentSpec("sage", run_sage, knowledge=("none",), formats=("full",), memory=True, persistent=True,
               options=FunctionCallingOptions, setup=sage_setup),
+    # SAGE's one-prompt baseline: every device's state and API in one prompt, every command in one reply.
+    AgentSpec("one-prompt", run_one_prompt, max_steps=1, knowledge=("latest",), formats=("full",),
+              setup=one_prompt_setup),
 )}
 
 
@@ -228,7 +232,7 @@ def get_agent(name: str) -> AgentSpec:
         Traceback (most recent call last):
         ...
         lares_kit.errors.LaresError: unknown agent 'telepathy';
-        agents: function-calling, intent-action, react, react-parallel, sage
+        agents: function-calling, intent-action, react, react-parallel, sage, one-prompt
     """
     if name not in AGENTS:
         raise LaresError(f"unknown agent {name!r}; agents: {', '.join(AGENTS)}")
