@@ -95,7 +95,7 @@ def device_api_text(home: Home) -> str:
 
 
 def one_prompt_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any, memory: Any,
-                     monitor: Any) -> tuple[Toolbox, str, str]:
+                     monitor: Any, *, base: Callable[..., tuple[Toolbox, str, str]]) -> tuple[Toolbox, str, str]:
     """The one-prompt design's Toolbox (device-changing tools and halt), role prompt with the device API, and goal.
 
     Args:
@@ -106,6 +106,8 @@ def one_prompt_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user
         user: Who would answer ``ask_user``; kept for the Toolbox, though this design offers no question.
         memory: Unused (the design has no memory tools); accepted so every design's setup takes the same arguments.
         monitor: Unused (no persistent commands in one go).
+        base: The Lares set-up (``lares_kit.agents.registry.lares_setup``: Toolbox, house rules, goal) this
+            design narrows; the registry passes it (this module cannot import the registry that imports it).
 
     Examples:
         >>> from lares_kit import load_world, run_agent
@@ -113,15 +115,12 @@ def one_prompt_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user
         >>> ep.system_prompt.startswith("You control a smart home. Below is every device")
         True
     """
-    # Imported here: lares_kit.agents.registry imports this module, and lares_setup lives there.
-    from .registry import lares_setup
-
     ha = run.tool_set == "ha"
     offered = list(tools if tools is not None else dialect_tools(run.home) if ha else default_tools(run.home))
     kept = [fn for fn in offered if (fn.__name__ not in HA_READERS if ha else fn.__name__ in ONE_PROMPT_TOOLS)]
     if not any(fn.__name__ == "halt" for fn in kept):
         raise LaresError("one-prompt needs the halt tool among the tools it is given, to answer or refuse.")
-    box, _role, goal = lares_setup(run, kept, user, None, None)
+    box, _role, goal = base(run, kept, user, None, None)
     return box, ONE_PROMPT_ROLE + "\n\n" + device_api_text(run.home), goal
 
 

@@ -215,7 +215,8 @@ AGENTS: dict[str, AgentSpec] = {spec.name: spec for spec in (
               options=FunctionCallingOptions, setup=sage_setup),
     # SAGE's one-prompt baseline: every device's state and API in one prompt, every command in one reply.
     AgentSpec("one-prompt", run_one_prompt, max_steps=1, knowledge=("latest",), formats=("full",),
-              setup=one_prompt_setup),
+              setup=lambda run, tools, user, memory, monitor: one_prompt_setup(run, tools, user, memory, monitor,
+                                                                               base=lares_setup)),
 )}
 
 
