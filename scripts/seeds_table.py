@@ -172,7 +172,8 @@ def render(offline: dict[str, Any], recorded: dict[str, tuple[int, int]]) -> str
         f"initial | {STAND_IN}; the stand-in reads only what it is given, so stale knowledge costs it |",
         # ---- ReAct
         f"| ReAct building paper: 100 instructions, six categories, react (two models) | 65% (GLM-4-Plus plans, "
-        f"GLM-4-FlashX writes actions; its abstract reports 91% of simulated tasks) | {frac(*o['react/all'])} | {NOT_RUN} | "
+        f"GLM-4-FlashX writes actions; its abstract reports 91% of simulated tasks) | {frac(*o['react/all'])} | "
+        f"{NOT_RUN} | "
         f"{STAND_IN} |",
     ]
     for cat in SB_CATEGORIES:
