@@ -99,7 +99,8 @@ def test_bounds_for_every_search_task_of_every_suite():
             assert found.omniscient <= found.expected and found.omniscient <= found.worst, task.id
             assert found.exact == (len(found.rooms) <= 12), task.id
     assert {"lh-find-dog", "lh-light-for-dog", "gf-where-cat", "th-where-pepper"} <= set(searched)
-    assert {t.category for t in SUITE_TASKS if t.id in searched} == {"search"}
+    # a search, or a changing home where the thing sought moves while the robot looks
+    assert {t.category for t in SUITE_TASKS if t.id in searched} == {"search", "changing-home"}
 
 
 @pytest.mark.parametrize("suite", ["lares-home", "garden-flat", "townhouse"])

@@ -72,9 +72,9 @@ def select_tasks(tasks: list[Task], patterns: list[str] | None = None, limit: in
         >>> tasks = load_tasks(["lares-home"])
         >>> [t.id for t in select_tasks(tasks, ["lh-kitchen*"])]
         ['lh-kitchen-on', 'lh-kitchen-and-bedroom']
-        >>> picked = select_tasks(tasks, limit=8)
+        >>> picked = select_tasks(tasks, limit=9)
         >>> len(picked), len({t.category for t in picked}) == len({t.category for t in tasks})
-        (8, True)
+        (9, True)
     """
     if patterns:
         tasks = [t for t in tasks if any(fnmatch.fnmatchcase(t.id, p) or fnmatch.fnmatchcase(t.category, p)

@@ -1,10 +1,8 @@
 """A recording of model requests and replies: the files, how a request is matched, and why one was not.
 
-Part of record and replay (:mod:`.replay`, ``docs/models.md``). A recording
-is a folder. Each recording session -- one ``lares run --record DIR``, one
-``lares bench --record DIR``, one ``make_client(model, record=DIR)`` -- adds
-one file, ``session-0001.jsonl``, ``session-0002.jsonl``...: a new session
-never rewrites an old one. A file is JSON Lines, plain text:
+Part of record and replay (:mod:`.replay`, ``docs/models.md``). A recording is a folder. Each recording
+session -- one ``lares run --record DIR``, one ``lares bench --record DIR``, one ``make_client(model,
+record=DIR)`` -- adds one file, ``session-0001.jsonl``...: never rewriting an old one. JSON Lines, plain text:
 
 * line 1, the session's manifest: ``{"recording": "lares_kit", "format": 1,
   "models": [...], "command": "lares run ...", "lares_kit": "0.1.0",
@@ -17,19 +15,16 @@ never rewrites an old one. A file is JSON Lines, plain text:
   instead of ``"response"`` for a body that is not JSON; ``"raised"`` for a
   request that got no reply at all, a refused connection or a timeout).
 
-A line is written whole, with one write to a file opened for appending, as
-soon as the reply is in: a run that is killed keeps every exchange before it.
+A line is written whole, with one write to a file opened for appending, as soon as the reply is in: a run that
+is killed keeps every exchange before it.
 
-**Matching.** A request is looked up by its method, its path under the base
-URL and its body as canonical JSON (keys sorted), without the fields in
-:data:`IGNORED`, which differ from run to run by design: ``prompt_cache_key``
-(a new uuid each run names the run's conversation) and the end-user ids
-``user`` and ``safety_identifier``. They are not written to the file either.
-Everything else must be equal: the messages, the tools, ``temperature``,
+**Matching.** A request is looked up by its method, its path under the base URL and its body as canonical JSON
+(keys sorted), without the fields in :data:`IGNORED`, which differ from run to run by design: ``prompt_cache_key``
+(a new uuid each run names the run's conversation) and the end-user ids ``user`` and ``safety_identifier``. They
+are not written to the file either. Everything else must be equal: the messages, the tools, ``temperature``,
 ``seed`` (a benchmark trial's, the same in every run), ``max_tokens``...
 
-This module reads and writes the files and explains a miss; the transports
-and clients that use it are in :mod:`.replay`.
+This module reads and writes the files and explains a miss; the transports and clients are in :mod:`.replay`.
 """
 
 from __future__ import annotations
@@ -39,6 +34,7 @@ import os
 import re
 import shlex
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -295,14 +291,18 @@ class Recording:
 
     Args:
         folder: a folder written by :class:`Recorder` (``--record DIR``).
+        only: only these session files (``session-0003.jsonl``): one episode's, when a request was answered
+            differently in two sessions. None: every session.
     """
 
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
+    def __init__(self, folder: str | os.PathLike[str], only: Sequence[str] | None = None) -> None:
         self.given = str(folder)
         self.folder = checked_folder(folder, create=False)
         self.manifests: list[dict[str, Any]] = []
         self.exchanges: list[dict[str, Any]] = []
-        files = sessions(self.folder)
+        files = [path for path in sessions(self.folder) if only is None or path.name in only]
+        if only is not None and len(files) != len(set(only)):
+            raise LaresError(f"{clip(self.given, 300)} lacks a session of {clip(', '.join(only), 200)}: record again")
         if sum(path.stat().st_size for path in files) > MAX_RECORDING:
             raise LaresError(f"the recording in {clip(self.given, 300)} is bigger than {MAX_RECORDING // 2**20:,} MB, "
                              "more than a replay reads; record fewer episodes into one folder")

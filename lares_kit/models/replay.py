@@ -55,6 +55,7 @@ import os
 import re
 import sys
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import openai
@@ -227,7 +228,7 @@ class ReplayOpenAI(LaresOpenAI):
 
 
 def replay_client(folder: str | os.PathLike[str], *, max_retries: int = 2, timeout: float = 60.0,
-                  **kw: Any) -> ReplayOpenAI:
+                  only: Sequence[str] | None = None, **kw: Any) -> ReplayOpenAI:
     """An ``openai.OpenAI`` client answered from the recording in ``folder`` (``make_client("replay:DIR")``).
 
     Its base URL is the recorded client's, so the toolkit treats it as it
@@ -239,6 +240,7 @@ def replay_client(folder: str | os.PathLike[str], *, max_retries: int = 2, timeo
         folder: a folder written by ``--record DIR`` or ``make_client(model, record=DIR)``.
         max_retries: how many times a recorded 429, 5xx or failed connection is asked again (without waiting).
         timeout: the client's timeout (nothing is waited for).
+        only: answer only from these session files of the folder (one episode's); None: from all.
         **kw: passed on to ``openai.OpenAI``; ``api_key`` and ``base_url`` are not used.
 
     Examples:
@@ -248,7 +250,7 @@ def replay_client(folder: str | os.PathLike[str], *, max_retries: int = 2, timeo
         lares_kit.errors.LaresError: there is no recording at no/such/folder: the folder does not exist. Record one
         with --record DIR (lares run ... --record DIR), or check the path after replay:
     """
-    recording = Recording(folder)
+    recording = Recording(folder, only=only)
     base_url = recording.manifests[0].get("base_url") or REPLAY_BASE_URL
     kw.pop("api_key", None)
     kw.pop("base_url", None)
