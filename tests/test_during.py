@@ -337,6 +337,19 @@ def test_events_play_the_same_in_threads_and_processes():
     assert all(any(s["kind"] == "meanwhile" for s in r["episode"]["steps"]) for r in threads.records)
 
 
+@pytest.mark.slow
+def test_events_play_the_same_on_a_dask_cluster():
+    distributed = pytest.importorskip("distributed", reason="the [dask] extra is not installed")
+    tasks = [t for t in CHANGING if t.id in ("lh-ch-all-off", "gf-ch-robot-carried", "th-ch-cat-wanders")]
+    threads = run_bench(tasks, agents=["function-calling"], models=["offline"], executor="threads")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        dask = run_bench(tasks, agents=["function-calling"], models=["offline"], executor="dask",
+                         scheduler=cluster.scheduler_address)
+    assert dask.executor == "dask" and _without_timing(threads.records) == _without_timing(dask.records)
+    assert all(any(s["kind"] == "meanwhile" for s in r["episode"]["steps"]) for r in dask.records)
+
+
 def test_the_category_needs_the_change_seen():
     # Loose on purpose: the offline model's exact score may move; latest must stay well ahead of initial, and every
     # task initial fails must fail on a setting an event changed (the change it missed).
