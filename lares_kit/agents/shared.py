@@ -50,7 +50,6 @@ from ..errors import LaresError
 from ..home import Home
 from ..steps import Error, Final, LLMCall, Question, ToolCall
 from ..tools import Toolbox
-from ..understood import final_status
 from ..users import NoAnswer, User
 from .prompts import PromptStyle, prompt_style
 
@@ -286,8 +285,8 @@ class AgentRun:
         if isinstance(record, Question):
             record.answer = getattr(self.toolbox.user, "last", None)
         self.episode.steps.append(record)
-        if obs.final:  # "done", or "not_understood" when the message says so (lares_kit.understood)
-            self.finish(final_status(obs.text), obs.text)
+        if obs.final:
+            self.finish("done", obs.text)
         else:
             self.meanwhile(turn, mark, name, obs.ok)
         return obs.final
