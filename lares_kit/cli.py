@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the tool dialect: lares (default) or ha, Home Assistant's intent tools "
                           "(docs/home_assistant.md)")
     run.add_argument("--answer", action="append", default=None, help="a reply for the simulated user (repeatable)")
-    run.add_argument("--max-steps", type=int, default=None)
+    run.add_argument("--max-steps", type=int, default=None, metavar="N",
+                     help="the step limit (default: the design's own, 20; react 10)")
     run.add_argument("--seed", type=int, default=None,
                      help="hide the movable things at random (same seed, same places)")
     run.add_argument("--event", action="append", default=None, metavar="EVENT",
@@ -120,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where episodes run (default: processes for an in-process model, else threads)")
     bench.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="a Dask scheduler (tcp://host:8786) for --executor dask; default: a local cluster")
+    bench.add_argument("--max-steps", type=int, default=None, metavar="N",
+                       help="a step limit for every episode (a task's own lower one still holds; default: each "
+                            "task's own, else the design's): bounds a slow real model's failing episodes")
     bench.add_argument("--json", dest="json_path", default=None, metavar="PATH",
                        help="write every result and the summary to this JSON file")
     bench.add_argument("--plot", default=None, metavar="PATH", help="draw the summary into this image file")

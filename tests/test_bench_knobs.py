@@ -213,3 +213,29 @@ def test_compare_runs_matches_episodes_by_their_whole_configuration(tmp_path, ca
     out = capsys.readouterr().out
     assert "differing records: 1" in out
     assert f"{changed['task']}/react/offline/0/latest/lares/0/{changed['executor_model']}/" in out
+
+
+def test_a_run_step_limit_bounds_every_episode_and_keeps_its_records_apart(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    code, out, _ = lares(capsys, "bench", "--suite", "lares-home", "--tasks", "lh-kitchen-on", "--agent", "react",
+                         "--max-steps", "1", "--runs", str(runs))
+    assert code == 0 and "nothing solved" in out  # one Thought/Action round cannot switch the light and halt
+    (bounded,) = journal(runs)
+    assert bounded["max_steps"] == 1 and bounded["steps"] == 1 and bounded["status"] == "step_limit"
+    # the same episode without the limit is another episode: it runs, and solves the task
+    code, out, _ = lares(capsys, "bench", "--suite", "lares-home", "--tasks", "lh-kitchen-on", "--agent", "react",
+                         "--runs", str(runs))
+    assert code == 0 and "resumed" not in out
+    free = journal(runs)[-1]
+    assert "max_steps" not in free and free["success"] and identity_key(free) != identity_key(bounded)
+    # the limit again: resumed from the journal, not run again
+    code, out, _ = lares(capsys, "bench", "--suite", "lares-home", "--tasks", "lh-kitchen-on", "--agent", "react",
+                         "--max-steps", "1", "--runs", str(runs))
+    assert "1 resumed" in out and len(journal(runs)) == 2
+
+
+@pytest.mark.parametrize("value", ["0", "1001"])
+def test_a_step_limit_out_of_bounds_is_one_sentence(tmp_path, capsys, value):
+    code, out, err = lares(capsys, "bench", "--suite", "lares-home", "--tasks", "lh-kitchen-on", "--max-steps", value,
+                           "--runs", str(tmp_path / "runs"))
+    assert code == 2 and err.strip().count("\n") == 0 and "--max-steps" in err and value in err

@@ -255,7 +255,7 @@ def cli_bench(args: argparse.Namespace) -> int:
     bench = run_bench(tasks, agents=agents, models=wanted, clients=_per_episode(clients) or None, seeds=args.seeds,
                       concurrency=args.concurrency, runs=runs, tool_set=getattr(args, "tools", None) or "lares",
                       trials=trials, temperature=temperature, executor=getattr(args, "executor", None),
-                      scheduler=getattr(args, "scheduler", None),
+                      scheduler=getattr(args, "scheduler", None), max_steps=getattr(args, "max_steps", None),
                       **settings)
     print(format_table(bench.summary))
     unsafe: dict[str, int] = {}  # agent -> settings changed against the policy with no confirmation

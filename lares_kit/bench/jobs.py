@@ -78,6 +78,21 @@ class Job:
     design_options: tuple[tuple[str, Any], ...] = ()
     # The settings the run's configuration named that this design does not take (it runs with its own)
     own: tuple[str, ...] = ()
+    # The run's step limit for every episode (lares bench --max-steps): a task's own lower limit still holds. None:
+    # each task's own, else the design's. Set, the record says it.
+    max_steps: int | None = None
+
+    def step_limit(self) -> int | None:
+        """The episode's step limit: the lower of the task's own and the run's, or whichever is set (None: the design's).
+
+        Examples:
+            >>> from lares_kit.bench.tasks import load_suite
+            >>> task = load_suite("lares-home")[0]
+            >>> Job(task, "react", "offline").step_limit(), Job(task, "react", "offline", max_steps=8).step_limit()
+            (None, 8)
+        """
+        limits = [n for n in (self.task.max_steps, self.max_steps) if n is not None]
+        return min(limits) if limits else None
 
     def path(self, runs: Path) -> Path:
         """Where an older version saved this episode's record (one JSON file per episode) under the runs folder."""
@@ -89,7 +104,8 @@ class Job:
     def identity(self) -> dict[str, Any]:
         """What the record of this job says about itself (and a resumed run checks)."""
         extra = ({"tool_set": self.tool_set} if self.tool_set != "lares" else {}) | (
-            {"trial": self.trial} if self.trial else {}) | self.configuration()
+            {"trial": self.trial} if self.trial else {}) | (
+            {"max_steps": self.max_steps} if self.max_steps is not None else {}) | self.configuration()
         extra.pop("own", None)  # a label, not who ran what: the same episode whatever else the run compared
         return {"task": self.task.id, "agent": self.agent, "model": self.model, "seed": self.seed,
                 "knowledge": self.knowledge, **extra}
@@ -140,6 +156,8 @@ def blank_record(job: Job, oracle: int, search: float | None = None, error: str 
                               "episode": None}
     if job.tool_set != "lares":
         record["tool_set"] = job.tool_set
+    if job.max_steps is not None:
+        record["max_steps"] = job.max_steps
     record.update(job.configuration())
     return record
 
@@ -186,7 +204,7 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
         # The speaker (task.setup.user) is in scene.home.extra["user"] and scene.memory's user.
         ran_at = scene.home.clock.time_of_day()  # the time the episode runs at, for the audit: the poller moves on
         episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
-                            knowledge=knowledge, user=scene.user, max_steps=task.max_steps,
+                            knowledge=knowledge, user=scene.user, max_steps=job.step_limit(),
                             memory=scene.memory, monitor=monitor, source=task.setup.source, **extra)
         if monitor is not None:
             events_from = monitor.clock.seconds  # the firings' seconds count from here

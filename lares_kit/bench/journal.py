@@ -43,7 +43,7 @@ JOURNAL = "episodes.jsonl"  # the file name inside a runs folder
 # What tells two episodes apart: who ran what, in which configuration (lares_kit.bench.configs). A record without
 # tool_set or trial is Lares's tools and the first trial; one without a configuration field ran with the default.
 IDENTITY = ("task", "agent", "model", "seed", "knowledge", "tool_set", "trial", "knowledge_format", "prompt_style",
-            "executor_model", "options")
+            "executor_model", "options", "max_steps")
 _DEFAULTS = {"tool_set": "lares", "trial": 0}
 
 
@@ -57,9 +57,9 @@ def identity_key(record: dict[str, Any]) -> tuple[Any, ...]:
 
     Examples:
         >>> identity_key({"task": "t", "agent": "a", "model": "offline", "seed": 0, "knowledge": "latest"})
-        ('t', 'a', 'offline', 0, 'latest', 'lares', 0, None, None, None, None)
+        ('t', 'a', 'offline', 0, 'latest', 'lares', 0, None, None, None, None, None)
         >>> identity_key({"task": "t", "agent": "react", "model": "offline", "seed": 0, "knowledge": "latest",
-        ...               "executor_model": "offline-multi", "options": {"parser": "naive"}})[-2:]
+        ...               "executor_model": "offline-multi", "options": {"parser": "naive"}})[-3:-1]
         ('offline-multi', '{"parser": "naive"}')
     """
     values = (record.get(k, _DEFAULTS.get(k)) for k in IDENTITY)

@@ -88,6 +88,7 @@ DEFAULT_AGENTS = ("intent-action", "function-calling")
 MAX_SEEDS = 1_000  # a shuffling task's hiding places; a handful show the spread
 MAX_TRIALS = 100  # pass^k is read for k up to about 10
 MAX_CONCURRENCY = 256  # worker processes or threads at once
+MAX_STEP_LIMIT = 1_000  # --max-steps: far above any design's own (20)
 MAX_EPISODES = 200_000  # tasks x agents x models x seeds x trials: ~2,000 tasks x 4 agents x 5 models x 5 trials
 
 
@@ -249,7 +250,7 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
               scheduler: str | None = None, knowledge_format: str | Sequence[str] | None = None,
               prompt_style: str | Sequence[str] | None = None, executor_model: str | Sequence[str] | None = None,
               options: dict[str, Any] | None = None,
-              configurations: list[dict[str, Any]] | None = None) -> BenchRun:
+              configurations: list[dict[str, Any]] | None = None, max_steps: int | None = None) -> BenchRun:
     """Run every task with every agent, model, configuration, seed and trial; return the records and their summary.
 
     The settings below that take several values (a list or tuple) compare them side by side: every combination
@@ -292,6 +293,8 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
         configurations: Configurations named one by one, each a mapping of the settings above (options by their
             own names): ``[{"knowledge": "none"}, {"executor_model": "offline-multi", "parser": "naive"}]``; each is
             combined with every combination of the settings given separately. None: only those.
+        max_steps: A step limit for every episode (a task's own lower limit still holds); None: each task's own,
+            else the design's. Set, each record says it, and a resumed run reuses only records of the same limit.
 
     Examples:
         >>> from lares_kit.bench.tasks import load_suite
@@ -309,6 +312,9 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
     check_counts(seeds, trials, concurrency,
                  len(tasks) * len(agents) * len(configs) * len(models or [None]) * seeds * trials)
     check_configurations(configs, agents)  # a value no agent takes is a sentence now, before any work
+    if max_steps is not None and (type(max_steps) is not int or not 1 <= max_steps <= MAX_STEP_LIMIT):
+        raise LaresError(f"the step limit (--max-steps) must be a whole number from 1 to {MAX_STEP_LIMIT}, "
+                         f"not {brief(max_steps)}")
     configs = [c | {"executor_model": resolve_model(c["executor_model"])} if "executor_model" in c else c
                for c in configs]
     models = [resolve_model(m) for m in (models or [None])]
@@ -321,7 +327,7 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
     runs = Path(runs) if runs is not None else None
     jobs = [Job(task, agent, model, seed, taken.get("knowledge", "latest"), tool_set, trial, temperature,
                 trial if trials > 1 else None, taken.get("knowledge_format"), taken.get("prompt_style"),
-                executor_model=taken.get("executor_model"), own=own,
+                executor_model=taken.get("executor_model"), own=own, max_steps=max_steps,
                 design_options=tuple((k, v) for k, v in taken.items() if k not in SETTINGS))
             for agent in agents for taken, own in design_configurations(configs, agent) for model in models
             for task in tasks for seed in range(seeds) for trial in range(trials)]
