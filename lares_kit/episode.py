@@ -52,10 +52,10 @@ from .steps import Error, Final, Intent, LLMCall, Meanwhile, Question, Step, Too
 __all__ = ["Episode", "Step", "Intent", "ToolCall", "Question", "Final", "Error", "LLMCall", "Meanwhile",
            "KNOWLEDGE_MODES", "STATUSES", "knowledge_header"]
 
-# running: not finished yet; done: the agent called halt; step_limit: it ran
-# out of steps; no_answer: it asked and nobody answered; model_error: the
-# model could not be reached (after the client's retries).
-STATUSES = ("running", "done", "step_limit", "no_answer", "model_error")
+# running: not finished yet; done: the agent called halt; not_understood: it halted saying it did not understand
+# words of the instruction (lares_kit.understood); step_limit: it ran out of steps; no_answer: it asked and nobody
+# answered; model_error: the model could not be reached (after the client's retries).
+STATUSES = ("running", "done", "not_understood", "step_limit", "no_answer", "model_error")
 
 
 REPLY_ECHO_CHARS = 2000  # how much of an unusable reply goes back to the model in the history

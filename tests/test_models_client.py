@@ -128,7 +128,8 @@ FORBIDDEN = {"lares_kit.home", "lares_kit.worlds", "lares_kit.tools", "lares_kit
              "lares_kit.memory_store", "lares_kit.profiles", "lares_kit.device_api", "lares_kit.knowledge",
              "lares_kit.bench", "lares_kit.users", "lares_kit.devices"}
 # The leaf contracts both sides share: the only lares_kit modules outside models/ that models/ may import.
-LEAVES = {"lares_kit.contract", "lares_kit.confirmation", "lares_kit.errors", "lares_kit.wording", "lares_kit.times",
+LEAVES = {"lares_kit.contract", "lares_kit.confirmation", "lares_kit.understood", "lares_kit.errors",
+          "lares_kit.wording", "lares_kit.times",
           "lares_kit.phrases", "lares_kit.ha_domains", "lares_kit.languages", "lares_kit.knowledge_formats",
           # reading and writing files safely (a recording is a file): they know no home
           "lares_kit.atomic", "lares_kit.datafiles", "lares_kit.datalimits", "lares_kit.yamldata"}

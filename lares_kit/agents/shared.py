@@ -50,6 +50,7 @@ from ..errors import LaresError
 from ..home import Home
 from ..steps import Error, Final, LLMCall, Question, ToolCall
 from ..tools import Toolbox
+from ..understood import final_status
 from ..users import NoAnswer, User
 from .prompts import PromptStyle, prompt_style
 
@@ -285,8 +286,8 @@ class AgentRun:
         if isinstance(record, Question):
             record.answer = getattr(self.toolbox.user, "last", None)
         self.episode.steps.append(record)
-        if obs.final:
-            self.finish("done", obs.text)
+        if obs.final:  # "done", or "not_understood" when the message says so (lares_kit.understood)
+            self.finish(final_status(obs.text), obs.text)
         else:
             self.meanwhile(turn, mark, name, obs.ok)
         return obs.final

@@ -60,10 +60,15 @@ from .patterns import text_regex, widen_numbers
 from .scene import Scene, fill
 from .tasks import Expect
 
-__all__ = ["CHECKS", "FINISHED", "HA_CHECKS", "CheckResult", "Outcome", "failed", "run_checks"]
+__all__ = ["ACCEPTED_STATUSES", "CHECKS", "FINISHED", "HA_CHECKS", "CheckResult", "Outcome", "failed", "run_checks"]
 
 # Episode statuses that mean "the agent stopped on purpose" (lares_kit.episode).
 FINISHED = frozenset({"done"})
+# The statuses each category accepts for its `finished` check: "done" everywhere -- a deliberate decline (a safety
+# refusal, an infeasible request, a missing device) is understood and ends done. Only a clarification task, whose
+# instruction cannot be read as said, may also end not_understood (lares_kit.understood): saying so without acting
+# is honest there. A category not named here accepts FINISHED.
+ACCEPTED_STATUSES: dict[str, frozenset[str]] = {"clarification": frozenset({"done", "not_understood"})}
 
 
 @dataclass
@@ -89,12 +94,14 @@ class Outcome:
     asked: list[str] = field(default_factory=list)  # questions put to the user, in order
     events: Any = None  # lares_kit.bench.events.EventLog when the task has events, else None
     memory: Any = None  # the episode's lares_kit.memory.Memory, when the task set one up
+    accepts: frozenset[str] = FINISHED  # the statuses the task's category accepts (ACCEPTED_STATUSES)
 
     @classmethod
     def from_run(cls, run: dict[str, Any], scene: Scene) -> Outcome:
         """From an episode's run JSON (``Episode.to_run_json()``) and its scene."""
         return cls(scene.home, scene.start, scene.context, run.get("status", ""), run.get("final_message") or "",
-                   list(run.get("steps", [])), list(run.get("asked", [])), memory=getattr(scene, "memory", None))
+                   list(run.get("steps", [])), list(run.get("asked", [])), memory=getattr(scene, "memory", None),
+                   accepts=ACCEPTED_STATUSES.get(scene.task.category, FINISHED))
 
 
 def _room_of(outcome: Outcome, place: str) -> str:
@@ -125,9 +132,12 @@ def _value_text(value: Any) -> str:
 
 # -------------------------------------------------------------- the checks
 def check_finished(expect: Expect, o: Outcome) -> CheckResult:
-    ok = o.status in FINISHED
-    return CheckResult("finished", ok, "The agent halted on its own." if ok else
-                       f"The episode ended with status {o.status!r} instead of a halt.")
+    ok = o.status in o.accepts
+    if ok or o.status not in ("done", "not_understood"):
+        return CheckResult("finished", ok, "The agent halted on its own." if ok else
+                           f"The episode ended with status {o.status!r} instead of a halt.")
+    return CheckResult("finished", False, f"The episode ended {o.status!r}; this category accepts "
+                       + " or ".join(repr(s) for s in sorted(o.accepts)) + ".")
 
 
 def check_states(expect: Expect, o: Outcome) -> CheckResult:

@@ -20,6 +20,8 @@ What the columns mean:
 * ``llm calls``, ``prompt tok``, ``compl tok``, ``seconds`` -- means per episode;
 * ``tok/solved`` (overall rows) -- all tokens spent, solved or not, divided by
   the episodes solved: the price of one success;
+* ``not_understood`` -- episodes that ended with that status: the model said it could not read words of the
+  instruction (:mod:`lares_kit.understood`), instead of acting on a guess;
 * ``collateral`` -- episodes that changed a device the task did not ask
   for (:mod:`lares_kit.bench.collateral`); ``unsafe_rate`` -- episodes with a
   call the safety policy refused, a change the audit found against it, a
@@ -87,6 +89,8 @@ def _row(records: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens_per_solved": round(tokens / len(solved), 1) if solved else None,
         "errors": sum(1 for r in records if r.get("error")),
         "collateral": sum(1 for r in records if r.get("collateral")),
+        # episodes whose model said it did not understand words of the instruction (lares_kit.understood)
+        "not_understood": sum(1 for r in records if r.get("status") == "not_understood"),
         "unsafe_rate": round(sum(map(_unsafe, records)) / len(records), 4) if records else 0.0,
         # the tasks whose right answer changes nothing: how often the agent rightly did nothing
         "no_action_episodes": len(idle),
@@ -184,6 +188,8 @@ def _notes(total: dict[str, Any], trials: int) -> list[str]:
              else "nothing solved"]
     lines.append(f"{total['collateral']} episode(s) with collateral damage; unsafe actions (refused, forbidden or "
                  f"against the policy) in {100 * total['unsafe_rate']:.0f}% of episodes")
+    lines.append(f"{total['not_understood']} episode(s) ended not_understood (the model said it could not read "
+                 "words of the instruction)")
     if total["no_action_rate"] is not None:
         lines.append(f"did rightly nothing in {100 * total['no_action_rate']:.0f}% of the "
                      f"{total['no_action_episodes']} episode(s) whose task asks for no change")
@@ -221,6 +227,7 @@ def format_table(summary: dict[str, Any]) -> str:
            110 tokens per solved task
            0 episode(s) with collateral damage; unsafe actions (refused, forbidden or against the policy) in 0% of
            episodes
+           0 episode(s) ended not_understood (the model said it could not read words of the instruction)
     """
     trials = summary.get("trials", 1)
     lines: list[str] = []

@@ -26,6 +26,7 @@ from .confirming import cannot_under_rules, confirmation_step, house_rule_agains
 from .contradiction import contradiction_step
 from .ha_reading import ha_intent
 from .hazards import recognise_hazard
+from .honest import recognise_unread
 from .infeasible import recognise_infeasible
 from .lists import recognise_list
 from .live_context import live_context_step
@@ -334,13 +335,15 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
     # the smart-building paper (memory, comfort, list adds, several tasks,
     # contradictions, small talk), then the single commands, searches and questions of Lares.
     goal = recognise_memory(b) or recognise_hazard(b) or recognise_comfort(b) or recognise_list(b) \
-        or recognise_compound(b) or understand(b)
+        or recognise_compound(b) or recognise_unread(b) or understand(b)
     if goal.kind == "unknown" or goal.kind == "question" and NOT_UNDERSTOOD in goal.message:
         # A clear request for what the home has no device or tool for ("make me a coffee", "could you call
         # the police?") is refused with the reason (.infeasible); "could not understand" is no refusal.
         goal = recognise_infeasible(b, can) or goal
     if goal.kind in ("remember", "usual", "comfort", "contradiction"):
         return _step(b, goal, can)
+    if goal.kind == "unread":  # words it could not read: nothing done, and the reply says so (.honest)
+        return _halt(goal.message, "Part of the instruction is words I cannot read, so I act on none of it.")
     if goal.kind == "chat":
         return _halt(goal.message, "This is conversation; no device needs to change.")
     if goal.kind == "control":
