@@ -158,6 +158,10 @@ def _relative(b: Beliefs, text: str) -> Goal | None:
         current = dev.state.get(attribute) if attribute else None
         if not isinstance(current, (int, float)) or isinstance(current, bool):
             return Goal("unread", message=unread_message(b, said, _example(b, dev)))
+        if any(c.ok and c.arg("device_id", "light_id", "id") == dev.id for c in b.calls):
+            # moved once already in this task: "down a notch" is one notch, not one more at every turn
+            changes.append(Change(dev.id, attribute, current))
+            continue
         if re.search(r"\bmute\b", text):
             value: float = 0
         else:
