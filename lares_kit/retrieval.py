@@ -32,6 +32,8 @@ GLOBAL_WORDS = frozenset("all every everything everywhere whole house home build
                          "many".split())
 _ORDINALS = {"ground": 0, "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
              "eighth": 8, "ninth": 9, "tenth": 10}
+# Words that leave out what follows them: "every light except the lobby", "all but the kitchen"
+_EXCEPTING = re.compile(r"\b(?:except|but|apart from|other than|excluding|aside from|save for)\b")
 STOP_WORDS = frozenset("a an the in on of to and or for at by my our your please could would you can turn switch "
                        "set make it is are be with from into off up down all any some this that there here me i "
                        "find where look".split())
@@ -136,8 +138,9 @@ def relevant_rooms(home: Home, instruction: str, robot_room: str | None = None, 
     been in this task (``visited``) -- are shown with their lights only,
     enough to move through them and to see in them. A home of at most
     :data:`NEIGHBOURS` rooms is small enough to show whole; an instruction
-    about all of it (:data:`GLOBAL_WORDS`, and no room named) gets all of
-    it, and one that names a floor gets every room on that floor.
+    about all of it (:data:`GLOBAL_WORDS`, and no room named, or rooms named
+    only to be left out: "every light except the lobby") gets all of it, and
+    one that names a floor gets every room on that floor.
 
     Args:
         home: The home to choose rooms from.
@@ -160,15 +163,18 @@ def relevant_rooms(home: Home, instruction: str, robot_room: str | None = None, 
     scores = index.scores(instruction)
     best = max(scores.values(), default=0.0)
     words = set(_tokens(instruction))
-    if len(index.rooms) <= NEIGHBOURS or (words & GLOBAL_WORDS and best < 100):
+    # "all the lights except the lobby": a room named after an exception is left out, so the rest is meant
+    if len(index.rooms) <= NEIGHBOURS or (words & GLOBAL_WORDS and (best < 100 or _EXCEPTING.search(
+            " ".join(_tokens(instruction))))):
         return list(index.rooms), set(index.rooms)  # small enough to show whole, or about all of it
     chosen = sorted((r for r, s in scores.items() if s >= 0.5 * best and s > 0),
                     key=lambda r: (-scores[r], index.order[r]))[:limit]  # ties in the home's order, any hash seed
     if best >= 100:  # a room named in full must not hide another the same instruction points to by its words
         chosen += [r for r in index.also_meant(instruction) if r not in chosen][:max(0, limit - len(chosen))]
     floor = _floor_named(instruction)
-    if floor is not None and best < 100:  # "the lights on floor 3": every room of that floor
-        chosen = [r for r in index.rooms if home.graph.nodes[r].get("floor") == floor]
+    if floor is not None:  # "the lights on floor 3": every room of that floor (and any room named besides)
+        on_floor = [r for r in index.rooms if home.graph.nodes[r].get("floor") == floor]
+        chosen = on_floor + [r for r in chosen if r not in on_floor] if best >= 100 else on_floor
     chosen += index.nearest_holders(home, instruction, chosen or [robot_room])
     full = set(chosen)
     shown = set(chosen)

@@ -2,7 +2,7 @@
 
 The baseline (lares_kit/data/corpus/baseline.json) holds the counts measured before the offline model was changed;
 a change to the stand-in shows up here as a difference, and the baseline is rewritten on purpose with
-``scripts/learner_corpus.py --write-baseline``. This test does not ask for 0 silent wrong yet.
+``scripts/learner_corpus.py --write-baseline``. Whatever the baseline, no design may make a silent wrong action.
 """
 
 from __future__ import annotations
@@ -87,6 +87,8 @@ def test_the_corpus_runs_and_matches_the_recorded_baseline(capsys):
     assert {r["verdict"] for r in rows} <= set(learner_corpus.VERDICTS)
     print(learner_corpus.table(rows))
     baseline = json.loads(learner_corpus.BASELINE.read_text(encoding="utf-8"))
+    silent = [f"{r['design']} {r['id']}" for r in rows if r["verdict"] == "silent wrong"]
+    assert not silent, f"silent wrong actions (the goal is none): {', '.join(silent)}"
     assert learner_corpus.counts(rows) == baseline, (
         "the offline model's figures on the learner corpus changed: if on purpose, run "
         "scripts/learner_corpus.py --write-baseline and report the new figures")

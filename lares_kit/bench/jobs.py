@@ -83,7 +83,7 @@ class Job:
     max_steps: int | None = None
 
     def step_limit(self) -> int | None:
-        """The episode's step limit: the lower of the task's own and the run's, or whichever is set (None: the design's).
+        """The episode's step limit: the lower of the task's own and the run's (None: the design's own).
 
         Examples:
             >>> from lares_kit.bench.tasks import load_suite

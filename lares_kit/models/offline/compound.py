@@ -20,6 +20,7 @@ import re
 from dataclasses import replace
 
 from .contradiction import recognise_contradiction
+from .honest import recognise_unread
 from .infeasible import recognise_infeasible
 from .reading import Beliefs
 from .understanding import Change, Goal, missing_in_rooms, understand
@@ -138,6 +139,30 @@ def _shared_verb(clause: str) -> list[str]:
     return [f"{m.group(1)} {p}" for p in parts]
 
 
+_GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening|night)|greetings|thanks|thank you|"
+                       r"cheers|ok(?:ay)?|bye|goodbye)(?: there)?\s*[,.!;:-]*\s+", re.IGNORECASE)
+
+
+def after_greeting(instruction: str) -> str | None:
+    """The request that follows a greeting ("good night! switch every light off"), or None when none follows.
+
+    Args:
+        instruction: the user's instruction, as typed.
+
+    Examples:
+        >>> after_greeting("Good night! Switch every light off")
+        'Switch every light off'
+        >>> after_greeting("hello, could you turn on the kitchen light?")
+        'could you turn on the kitchen light?'
+        >>> after_greeting("good night"), after_greeting("hello, how are you?")
+        (None, None)
+    """
+    said = _GREETING.match(instruction)
+    rest = instruction[said.end():] if said else ""
+    verb = rf"(?:please |could you |can you |would you |now )?(?:{_VERBS}|lights?)\b"
+    return rest if rest and re.match(verb, rest, re.IGNORECASE) else None
+
+
 def recognise_compound(b: Beliefs) -> Goal | None:
     """Small talk, a contradiction, or several tasks in one instruction; None for anything else.
 
@@ -155,7 +180,11 @@ def recognise_compound(b: Beliefs) -> Goal | None:
     if len(clauses) < 2:
         return _intent(b, text)
     clauses = _carry_room(b, clauses)
-    goals = [understand(replace(b, instruction=c)) for c in clauses]
+    # each clause read as a sentence of its own, exceptions and negations included (.honest)
+    goals = [recognise_unread(replace(b, instruction=c)) or understand(replace(b, instruction=c)) for c in clauses]
+    unread = next((g for g in goals if g.kind == "unread"), None)
+    if unread is not None:  # words of one clause it cannot read: nothing is done, and the reply says which
+        return unread
     if not any(g.kind == "control" for g in goals):
         return None
     changes = [c for g in goals if g.kind == "control" for c in g.changes]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ...devices import DEVICE_TYPES
 from ...understood import NOT_UNDERSTOOD_MARK
 from .goals import Change, Goal
 from .reading import Beliefs, Dev
@@ -41,7 +42,9 @@ _TIME = re.compile(
     r"\b(?:every (?:morning|evening|night|day|weekday|hour|minute|\w+day)|each (?:morning|evening|night|day)"
     r"|at \d{1,2}(?:[:.]\d\d)? ?(?:am|pm|o'?clock)\b|at \d{1,2}[:.]\d\d|\d{1,2} ?(?:am|pm)\b|at (?:noon|midnight|"
     r"sunset|sunrise|dusk|dawn)|in (?:a|an|\d+|one|two|three|four|five|ten|fifteen|twenty|thirty|a few|a couple of)"
-    r" (?:minutes?|hours?|seconds?)|tonight|tomorrow|later|whenever|on weekdays|at night|in the (?:morning|evening))\b")
+    r" (?:minutes?|hours?|seconds?)|tonight|tomorrow|later|whenever|on weekdays|at night|in the (?:morning|evening)"
+    r"|all (?:night|day|evening|morning|afternoon|weekend)|overnight|for (?:a|an|\d+|one|two|three|four|five|ten|a few"
+    r"|a couple of) (?:minutes?|hours?|seconds?))\b")
 _EXCEPT = re.compile(r"\s*,?\s*\b(?:except(?: for)?|apart from|other than|excluding|aside from|save for|but not|"
                      r"but leave|leaving)\b\s*|\s+not\s+(?=the\b)")
 # "but" alone is an exception after a word for everything: "all but the office", "everywhere but the hall"
@@ -141,7 +144,8 @@ def _number(text: str) -> float | None:
 
 
 def _relative(b: Beliefs, text: str) -> Goal | None:
-    if not _RELATIVE.search(text) or re.search(r"\b(?:to|at) \d", text):
+    # "down to zero", "up to 22", "at max": a value said outright is no relative change
+    if not _RELATIVE.search(text) or re.search(r"\b(?:to|at) (?:\d|zero|nought|max|maximum|min|minimum|full)", text):
         return None
     neutral = re.sub(rf"\b(?:{_UP}|{_DOWN}|mute|by \d+|a (?:bit|little|notch|touch|couple of|few)|slightly"
                      r"|\d+ degrees?)\b", " ", text)
@@ -220,8 +224,21 @@ def _conjuncts(b: Beliefs, text: str, whole: Goal) -> Goal | None:
     return Goal("control", changes=changes)
 
 
+def _moded(b: Beliefs, goal: Goal, text: str) -> Goal:
+    # "the thermostat to heat at 20": the mode the sentence names beside the value, on a device that has modes.
+    extra = []
+    for dev in (b.devices[i] for i in dict.fromkeys(c.device for c in goal.changes)):
+        spec = DEVICE_TYPES.get(dev.type, {}).get("mode")
+        choices = [c for c in spec.choices if c != "off"] if spec is not None and "mode" in dev.state else []
+        said = re.search(rf"\b(?:to|on|in) ({'|'.join(map(re.escape, choices))})\b(?! ?\d)", text) if choices else None
+        if said and not any(c.device == dev.id and c.attribute == "mode" for c in goal.changes):
+            extra.append(Change(dev.id, "mode", said.group(1)))
+    return replace(goal, changes=goal.changes + extra) if extra else goal
+
+
 def _levelled(b: Beliefs, goal: Goal, text: str) -> Goal:
     # "on at level 4", "channel 7 on the TV": a level set on a device that is off switches it on as well.
+    goal = _moded(b, goal, text)
     if not re.search(r"\d|\bhalf\b", text) or re.search(r"\boff\b", text) or not re.search(
             r"\bon\b|^switch\b.*\bto\b", text):
         return goal
@@ -265,8 +282,13 @@ def recognise_unread(b: Beliefs) -> Goal | None:
     if re.match(r"(?:which|what|where|when|is|are|how|who|does|do|can|could|will)\b", text) and \
             b.instruction.rstrip().endswith("?"):
         return None  # a question is answered, not acted on: the other rules read it
-    if _TIME.search(text):
-        return Goal("unread", message=unread_message(b, _quote(b.instruction, _TIME)))
+    if when := _TIME.search(text):
+        # a time on a command this model would carry out now is refused; on a sentence it would not act on
+        # anyway ("roast a chicken for tonight"), the other rules give their answer
+        rest = " ".join(f"{text[:when.start()]} {text[when.end():]}".split())
+        if rest and _read(b, rest).kind in ("control", "clarify", "find", "ask_then"):
+            return Goal("unread", message=unread_message(b, _quote(b.instruction, _TIME)))
+        return None
     if negated := _NEGATED.match(text):
         return Goal("chat", message=f"You asked me not to {negated.group(1)}, so I changed nothing.")
     if degree := re.search(r"\b(?:full|max(?:imum)?|min(?:imum)?|top) (?:speed|brightness|volume|power|heat)\b", text):

@@ -15,13 +15,13 @@ a call of whichever tools were actually offered happens in
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...contract import cannot_ask
 from ...wording import agree, capitalise, join_clauses, with_article
 from .comfort import comfort_step, recognise_comfort
-from .compound import recognise_compound
+from .compound import after_greeting, recognise_compound
 from .confirming import cannot_under_rules, confirmation_step, house_rule_against
 from .contradiction import contradiction_step
 from .ha_reading import ha_intent
@@ -334,6 +334,8 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
     # A request that would endanger someone is refused first (.hazards); then the instruction shapes of
     # the smart-building paper (memory, comfort, list adds, several tasks,
     # contradictions, small talk), then the single commands, searches and questions of Lares.
+    if request := after_greeting(b.instruction):  # "good night! switch every light off": the request is read
+        b = replace(b, instruction=request)
     goal = recognise_memory(b) or recognise_hazard(b) or recognise_comfort(b) or recognise_list(b) \
         or recognise_compound(b) or recognise_unread(b) or understand(b)
     if goal.kind == "unknown" or goal.kind == "question" and NOT_UNDERSTOOD in goal.message:
@@ -343,6 +345,10 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
     if goal.kind in ("remember", "usual", "comfort", "contradiction"):
         return _step(b, goal, can)
     if goal.kind == "unread":  # words it could not read: nothing done, and the reply says so (.honest)
+        if b.house_rules is not None and b.house_rules.night:
+            # the rules forbid every change now, whatever the words meant: that is the answer, not the reading
+            return _halt(cannot_under_rules("anything now", b.house_rules.forbids("", "", "", None)) + ".",
+                         "The house rules forbid every change now, so I say so.")
         return _halt(goal.message, "Part of the instruction is words I cannot read, so I act on none of it.")
     if goal.kind == "chat":
         return _halt(goal.message, "This is conversation; no device needs to change.")

@@ -343,6 +343,19 @@ def _changes(intent: str, result: Any, devices: list[Dev], b: Beliefs) -> list[C
     return changes
 
 
+_KIND_WORDS = frozenset({"light", "lights", "the", "a", "in", "on", "off", "turn", "switch", "please", "and"})
+
+
+def _the_one_called(b: Beliefs, devices: list[Dev]) -> list[Dev]:
+    # Of several devices of the kind said, the one whose own name has a word the instruction says ("lamp" names
+    # the floor lamp, not the ceiling light); the same devices when no word tells one apart.
+    said = set(words_of(b.instruction).split()) - _KIND_WORDS
+    own = [d for d in devices if said & set(words_of(f"{d.name} {' '.join(d.aliases)}").split())
+           and not said & set(words_of(b.rooms[d.room].name if d.room in b.rooms else "").split())
+           & set(words_of(d.name).split())]
+    return own if len(own) == 1 else devices
+
+
 def recognise_intent(b: Beliefs) -> Goal | None:
     """The goal hassil recognizes in the instruction, or None to leave it to the rules.
 
@@ -393,6 +406,8 @@ def recognise_intent(b: Beliefs) -> Goal | None:
         devices = _also_called(b, str(name), devices, _value(result, "area"))
     if len(devices) > 1:  # "lock the smart lock": the lock, not its battery sensor of the same name
         devices = [d for d in devices if _changes(intent, result, [d], b) is not None] or devices
+    if len(devices) > 1 and not plural and _value(result, "name") is None:
+        devices = _the_one_called(b, devices)  # "the lamp in the living room": its floor lamp, not its ceiling light
     if len(devices) > 1 and not plural:
         return Goal("clarify", question=which_one(b, devices))
     changes = _changes(intent, result, devices, b)

@@ -42,6 +42,7 @@ from .vocabulary import (
     TYPE_WORDS,
     describe,
     has_word,
+    named_kind,
     room_phrases,
     rooms_in,
     state_words,
@@ -137,9 +138,8 @@ def _devices_for(text: str, b: Beliefs, rooms: list[str], rest: str) -> tuple[li
     specific = [d for d in pool if best and scores[d.id] == best]
     plural = re.search(r"\b(all|every|each|everything|everywhere|whole|both)\b|\b(lights|lamps)\b", text)
     if len(specific) > 1 and not plural:
-        # Narrow a tie: the devices that can do what is asked ("lock" -> the ones with a lock), then the ones
-        # whose name has more of the words than those counted already (the "entrance door", though "entrance"
-        # also names a room).
+        # Narrow a tie: the devices that can do what is asked ("lock" -> the ones with a lock), then the ones whose
+        # name has more of the words than those counted already (the "entrance door", though "entrance" is a room).
         able = [d for d in specific if _value_for(rest, d)]
         specific = able or specific
         said = set(rest.split()) - STOP
@@ -356,7 +356,8 @@ def understand(b: Beliefs) -> Goal:
         # the map says no floors: which rooms are "downstairs" is a guess, so ask (not every light in the home)
         return Goal("clarify", question=f"Which room do you mean by {level.group(1)}? I was not told which floor "
                                         "each room is on.")
-    devices, problem = _devices_for(text, b, rooms, rest)
+    devices, problem = _devices_for(text, b, rooms, rest)  # then "the light strips": not the floor lamp too
+    devices = named_kind(rest, devices)
     if re.match(r"(which|what|where|is|are|how|who|does|do|any|tell me|list)\b", text) or b.instruction.endswith("?"):
         return Goal("question", message=_answer(text, b, rooms, devices))
     refusal = _unknown_mention(rest, b, devices, rooms)
@@ -403,8 +404,7 @@ def _heat_and_finish(b: Beliefs, text: str, devices: list[Dev], changes: list[Ch
         else:  # not asked yet, or the answer had no number: ask (planning halts if it was asked already)
             return Goal("clarify", question=question)
     if re.search(r"\b(pre ?heat|warm up|heat (?:it |the \w+ )?(?:up )?to)\b", text):
-        # "Preheat the oven to 180": the temperature, and the oven on (a temperature on an oven that is off heats
-        # nothing).
+        # "Preheat the oven to 180": the temperature, and the oven on (an oven that is off heats nothing).
         warmed = {c.device for c in changes if c.attribute in ("temperature", "target")}
         changes = [Change(d.id, "on", True) for d in devices if d.id in warmed and d.state.get("on") is False] + changes
     if changes:

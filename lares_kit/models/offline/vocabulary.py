@@ -268,3 +268,30 @@ def untyped(name: str, device_type: str) -> str | None:
     """
     words, kind = words_of(name).split(), words_of(device_type).split()
     return name.rsplit(None, 1)[0] if kind and len(words) > 1 and words[-1] == kind[-1] else None
+
+
+def named_kind(rest: str, devices: list[Dev]) -> list[Dev]:
+    """Of several devices of one type, those whose own name has a word the instruction adds to the kind.
+
+    "all the light strips": the lights named "Light strip", not the floor lamp; "the ceiling lights": the ceiling
+    lights. Words for the kind itself (light, lamp...) and words every one of them has tell nothing apart.
+
+    Args:
+        rest: the instruction in :func:`words_of` form, its room names blanked (:func:`rooms_in`).
+        devices: the devices the instruction was read to mean.
+
+    Examples:
+        >>> strips = [Dev("a", "Light strip", "light", "x"), Dev("b", "Floor lamp", "light", "x")]
+        >>> [d.id for d in named_kind("turn on all the light strips", strips)]
+        ['a']
+        >>> [d.id for d in named_kind("turn on all the lamps", strips)]
+        ['a', 'b']
+    """
+    if len(devices) < 2 or len({d.type for d in devices}) > 1:
+        return devices  # "the tv and the lights": a name word of one kind says nothing of the other
+    said = {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in rest.split() if "#" not in w}
+    for word in sorted(said - STOP - set(LIGHT_WORDS) - {w for ws in TYPE_WORDS.values() for w in ws}):
+        having = [d for d in devices if word in words_of(d.name).split()]
+        if having and len(having) < len(devices):
+            return having
+    return devices
