@@ -19,7 +19,7 @@ HOME = [t for t in load_suite("lares-home") if t.id in ("lh-kitchen-on", "lh-hal
 MULTI = [t for t in load_suite("smart-building") if t.id in ("sb-lights-office-2-5", "sb-three-rooms")]
 # What a record of a run given no configuration holds, key by key, in order (as before configurations existed)
 DEFAULT_KEYS = [*RESULT_KEYS, "seed", "knowledge", "fingerprint", "status", "checks", "unsafe", "refused", "changed",
-                "no_change_expected", "search_oracle", "episode"]
+                "no_change_expected", "search_oracle", "episode", "false_claims", "unverifiable"]
 
 
 @pytest.fixture(autouse=True)

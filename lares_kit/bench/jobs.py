@@ -10,6 +10,9 @@ another process or on a Dask worker and get the same record.
 
 What a record says beside the contract's keys:
 
+* ``false_claims`` -- what the final message says of the home that its end state contradicts, one sentence each,
+  and ``unverifiable`` -- the message says something of the home the checker cannot tie to devices and settings
+  (:mod:`lares_kit.claims`; never guessed);
 * ``trial`` -- which repetition of the same episode (``lares bench --trials``);
 * ``collateral`` -- the devices changed that the task did not ask for
   (:mod:`lares_kit.bench.collateral`); ``changed`` -- every device changed;
@@ -245,7 +248,7 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
                   checks=[{"kind": c.kind, "passed": c.passed, "reason": c.reason} for c in checks], unsafe=unsafe,
                   collateral=sorted(damage), refused=len(refused_calls(run["steps"])),
                   changed=sorted({d for d, _, _, _ in changes(outcome.start, outcome.home)}),
-                  episode=episode.to_dict())
+                  **_claims(episode, world), episode=episode.to_dict())
     return record
 
 
@@ -270,3 +273,16 @@ def task_oracles(task: Task, world: Home, seeds: list[int]) -> dict[int, tuple[i
         found = knowledge_free_oracle(task, world, seed) if task.expect.ha is None else None
         out[seed] = (steps, round(found.expected, 3) if found is not None else None)
     return out
+
+
+def _claims(episode: Any, world: Home) -> dict[str, Any]:
+    """The record's ``false_claims`` (one sentence each) and ``unverifiable``: the final message against the home.
+
+    :func:`lares_kit.claims.check_episode` reads what the message says of the devices, by the home's own names,
+    and compares it with the states at the start (and what others changed while the agent worked) and at the end;
+    a message it cannot tie to devices and settings is unverifiable, never guessed.
+    """
+    from ..claims import check_episode
+
+    check = check_episode(episode, world)
+    return {"false_claims": list(check.false_claims), "unverifiable": bool(check.unverifiable)}

@@ -37,6 +37,7 @@ RECORD_TYPES: dict[str, tuple[type, ...]] = {
 # the tool dialect of a run that did not offer Lares's own tools, the trial, refused calls, devices changed, and
 # the configuration a run set (lares_kit.bench.configs: each only when set).
 OPTIONAL_TYPES: dict[str, tuple[type, ...]] = {"collateral": (list,), "tool_set": (str,), "trial": (int,),
+                                               "false_claims": (list,), "unverifiable": (bool,),
                                                "refused": (int,), "changed": (list,), "unsafe": (list,),
                                                "cached_prompt_tokens": (int,), "knowledge_format": (str,),
                                                "prompt_style": (str,), "executor_model": (str,), "options": (dict,),
