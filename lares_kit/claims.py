@@ -325,8 +325,9 @@ def check_claims(message: str, home: Home, before: dict[str, Any], after: dict[s
         >>> check_claims('Sent 1 command(s): set_light {"light_id": "kitchen-light", "on": false}.', home, on,
         ...              off).false_claims
         []
-        >>> check_claims("Done. kitchen-light: on is now true (was false).", home, off, on).claims
-        [Claim(device='kitchen-light', attribute='on', value=True, already=False, op='==', text='kitchen-light is now on')]
+        >>> [(c.device, c.attribute, c.value) for c in check_claims("kitchen-light: on is now true (was false).",
+        ...                                                           home, off, on).claims]
+        [('kitchen-light', 'on', True)]
     """
     phrases, others = _vocabulary(home)
     result = ClaimCheck()

@@ -32,6 +32,9 @@ GLOBAL_WORDS = frozenset("all every everything everywhere whole house home build
                          "many".split())
 _ORDINALS = {"ground": 0, "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
              "eighth": 8, "ninth": 9, "tenth": 10}
+# A question about the assistant itself ("what can you do?"): its answer names what the whole home has
+_ABOUT_ME = re.compile(r"\bwhat (?:can|could) you (?:do|control)\b|\bwhat are you able\b|^\s*help\b|"
+                       r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|greetings)(?: there)?\W*$")
 # Words that leave out what follows them: "every light except the lobby", "all but the kitchen"
 _EXCEPTING = re.compile(r"\b(?:except|but|apart from|other than|excluding|aside from|save for)\b")
 STOP_WORDS = frozenset("a an the in on of to and or for at by my our your please could would you can turn switch "
@@ -164,6 +167,8 @@ def relevant_rooms(home: Home, instruction: str, robot_room: str | None = None, 
     best = max(scores.values(), default=0.0)
     words = set(_tokens(instruction))
     # "all the lights except the lobby": a room named after an exception is left out, so the rest is meant
+    if _ABOUT_ME.search(instruction.lower()):
+        return list(index.rooms), set(index.rooms)  # "what can you do?": the answer is about the whole home
     if len(index.rooms) <= NEIGHBOURS or (words & GLOBAL_WORDS and (best < 100 or _EXCEPTING.search(
             " ".join(_tokens(instruction))))):
         return list(index.rooms), set(index.rooms)  # small enough to show whole, or about all of it

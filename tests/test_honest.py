@@ -77,3 +77,15 @@ def test_at_night_an_untrusted_voice_hears_the_house_rules_whatever_its_words(to
                         model="offline", source="letterbox", **extra)
     assert {d: dev.state for d, dev in home.devices.items()} == before
     assert episode.status == "done" and "house rules" in episode.final_message, episode.final_message
+
+
+@pytest.mark.parametrize("world, has, lacks", [
+    ("townhouse", ["lights", "blinds", "locks", "robot"], ["window", "air condition", "sensor"]),
+    ("smart-building", ["windows", "air conditioners", "sensors"], ["blinds", "kettle"]),
+    ("lares-home", ["lights", "robot"], ["window", "thermostat", "air condition", "sensor"]),
+])
+def test_what_it_can_do_is_said_from_the_home_and_its_tools(world, has, lacks):
+    for question in ("what can you do?", "Hi there"):
+        episode, changed = _run(world, question)
+        said = episode.final_message.lower()
+        assert changed == {} and all(w in said for w in has) and not any(w in said for w in lacks), said

@@ -72,6 +72,7 @@ from ..phrases import is_persistent
 from ..users import ScriptedUser, TerminalUser
 from ..worlds import load_world
 from . import get_agent, run_agent
+from .hints import event_hint, step_limit_hint
 from .scenarios import LARES_SCENARIOS
 
 __all__ = ["cli_run", "cli_demo", "check_person", "check_time_of_day", "request_options"]
@@ -180,7 +181,8 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
         if persistent is not None:
             data.update({key: persistent[key] for key in PERSISTENT_KEYS})
         return data, code
-    return episode.transcript() + _persistent_text(episode, persistent, args.agent), code
+    hint = step_limit_hint(episode, args.max_steps)  # "~ ... give it more with --max-steps 40", or ""
+    return episode.transcript() + hint + _persistent_text(episode, persistent, args.agent), code
 
 
 def request_options(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -316,27 +318,7 @@ def _persistent(monitor: Any, events: list[Any], log: Any, home: Home) -> dict[s
     return {"conditions": conditions, "events": [{"seconds": e.after, "states": e.states} for e in events],
             "firings": firings, "notices": list(monitor.notices), "state_after_events": state_after,
             "transcripts": transcripts, "jail": list(monitor.sandbox.jail), "interval": monitor.interval,
-            "hint": _event_hint(monitor, home)}
-
-
-def _event_hint(monitor: Any, home: Home) -> str:
-    # "fridge door=open" for the first thing a condition reads: the event that would make it change.
-    from ..devices import attributes_of
-
-    reads = [(d, a) for c in monitor.list() for d, a in c.reads if a and d in home.devices]
-    if not reads:
-        return "DEVICE ATTRIBUTE=VALUE"
-    device_id, attribute = reads[0]
-    dev = home.devices[device_id]
-    spec = attributes_of(dev.type, dev.capabilities).get(attribute)
-    now = dev.state.get(attribute)
-    if spec is not None and spec.kind == "choice":  # the other choice than now, e.g. door=open when closed
-        value = next((c for c in spec.choices if c != now), "VALUE")
-    elif isinstance(now, bool):
-        value = _word(not now)
-    else:
-        value = "VALUE"
-    return f"{device_id} {attribute}={value}"
+            "hint": event_hint(monitor, home)}
 
 
 def _first_value(monitor: Any, condition_id: str) -> bool | None:

@@ -28,9 +28,8 @@ from .vocabulary import rooms_in, words_of
 
 __all__ = ["split_tasks", "recognise_compound", "CAPABILITIES"]
 
-CAPABILITIES = ("I can switch lights and devices, open and close windows and doors, set thermostats and air "
-                "conditioning, read sensors and judge the air in a room, remember your preferences, and answer "
-                "questions about the building.")
+# Where a reply says what the assistant can do: planning fills it in from the tools offered and the home's devices
+CAPABILITIES = "{capabilities}"
 _VERBS = (r"turn|switch|set|open|close|shut|lock|unlock|dim|raise|lower|put|start|stop|increase|decrease|"
           r"make|read|check")
 # A new clause starts at a separator followed by a verb: "..., and open the window", "... then lock the door".
@@ -41,7 +40,8 @@ _SMALL_TALK = [
      "Hello! I am the assistant here (lares_kit's offline model, a rule-based teaching stand-in). " + CAPABILITIES),
     (r"^(thanks|thank you|cheers|great job|well done)\b", "You're welcome. Tell me if there is anything else."),
     (r"^how are you\b", "I am fine, thank you: the building is running. What can I do for you?"),
-    (r"^(who are you|what are you|what can you do|what do you do|help)\b",
+    (r"^(who are you|what are you|what (?:can|could) you (?:do|control)|what are you able to (?:do|control)|"
+     r"what do you do|help)\b",
      "I am the assistant of this building or home, a rule-based stand-in. " + CAPABILITIES),
     (r"^(bye|goodbye|good night|see you)\b", "Goodbye!"),
 ]
@@ -171,7 +171,7 @@ def recognise_compound(b: Beliefs) -> Goal | None:
     """
     text = words_of(b.instruction)
     for pattern, reply in _SMALL_TALK:
-        if re.search(pattern, text) and len(text.split()) <= 8:
+        if re.search(pattern, text) and len(text.split()) <= 8 + 3 * (reply.endswith(CAPABILITIES)):
             return Goal("chat", message=reply)
     contradiction = recognise_contradiction(b)
     if contradiction is not None:

@@ -154,6 +154,31 @@ def what_my_tools_do(b: Beliefs, can: set[str]) -> str:
     return "My tools only " + (", ".join(parts[:-1]) + ", and " + parts[-1] if len(parts) > 1 else parts[0]) + "."
 
 
+def what_i_can_do(b: Beliefs, can: set[str]) -> str:
+    """What the assistant can do here, from the tools offered and the devices the home has (never a fixed list).
+
+    Args:
+        b: what the model read from the request: the map and its devices.
+        can: the offered tools' names, normalised (``setdevice``, ``rememberpreference``).
+
+    Examples:
+        >>> from lares_kit.models.offline.reading import Room
+        >>> b = Beliefs("", "latest", {"hall": Room("hall", "Hall")}, {"l": Dev("l", "Light", "light", "hall")},
+        ...             "hall", {}, [])
+        >>> what_i_can_do(b, {"setlight", "setdevice", "halt"})
+        'Here I can switch lights on and off. I can also answer questions about the home.'
+        >>> what_i_can_do(b, {"halt"})
+        'Here I can only answer questions about the home: none of my tools changes anything in it.'
+    """
+    tools = what_my_tools_do(b, can)
+    parts = [tools[len("My tools only "):-1]] if tools else []
+    if "rememberpreference" in can:
+        parts.append("remember your preferences")
+    if not parts:
+        return "Here I can only answer questions about the home: none of my tools changes anything in it."
+    return f"Here I can {', and '.join(parts)}. I can also answer questions about the home."
+
+
 def _yours(phrase: str) -> str:
     # The user's words said back to them: "make me a coffee" -> "make you a coffee".
     swaps = {"me": "you", "my": "your", "us": "you", "our": "your", "i": "you", "mine": "yours", "myself": "yourself",

@@ -21,13 +21,13 @@ from typing import Any
 from ...contract import cannot_ask
 from ...wording import agree, capitalise, join_clauses, with_article
 from .comfort import comfort_step, recognise_comfort
-from .compound import after_greeting, recognise_compound
+from .compound import CAPABILITIES, after_greeting, recognise_compound
 from .confirming import cannot_under_rules, confirmation_step, house_rule_against
 from .contradiction import contradiction_step
 from .ha_reading import ha_intent
 from .hazards import recognise_hazard
 from .honest import recognise_unread
-from .infeasible import recognise_infeasible
+from .infeasible import recognise_infeasible, what_i_can_do
 from .lists import recognise_list
 from .live_context import live_context_step
 from .reading import Beliefs, norm
@@ -350,8 +350,9 @@ def plan(b: Beliefs, can: set[str]) -> list[Intention]:
             return _halt(cannot_under_rules("anything now", b.house_rules.forbids("", "", "", None)) + ".",
                          "The house rules forbid every change now, so I say so.")
         return _halt(goal.message, "Part of the instruction is words I cannot read, so I act on none of it.")
-    if goal.kind == "chat":
-        return _halt(goal.message, "This is conversation; no device needs to change.")
+    if goal.kind == "chat":  # "what can you do?": the tools offered and the devices here say (.infeasible)
+        return _halt(goal.message.replace(CAPABILITIES, what_i_can_do(b, can)),
+                     "This is conversation; no device needs to change.")
     if goal.kind == "control":
         return _control(b, goal.changes, can, f"{goal.message} " if goal.message else "", goal.reply)
     if goal.kind == "find":
