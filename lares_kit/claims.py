@@ -377,7 +377,11 @@ def check_claims(message: str, home: Home, before: dict[str, Any], after: dict[s
                           for d in sorted(ids) for c in inherited[:1]]
             inherited = claims or inherited
             result.claims.extend(claims)
-    for claim in result.claims:
+    for n, claim in enumerate(result.claims):
+        if claim.attribute == "position" and isinstance(claim.value, (int, float)) and "position" not in (
+                after.get(claim.device) or {}) and "open" in (after.get(claim.device) or {}):
+            # Home Assistant's words for a window or door (a cover at position 100) of a home that says "open"
+            claim = result.claims[n] = Claim(claim.device, "open", claim.value > 0, claim.already, "==", claim.text)
         old = (before.get(claim.device) or {}).get(claim.attribute)
         new = (after.get(claim.device) or {}).get(claim.attribute)
         if not _holds(claim, new) or (claim.already and not _holds(claim, old)):

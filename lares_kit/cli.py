@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="what happens after the episode, on the poller's simulated clock: 'TIME DEVICE "
                           "ATTRIBUTE=VALUE ...', e.g. '30s fridge door=open' (TIME: 30, 30s or 2m; repeatable); "
                           "shows persistent commands firing (--agent sage)")
+    run.add_argument("--at", action="append", default=None, metavar="TIME",
+                     help="after the episode, play the simulated clock on to TIME: '19:00', '7pm' or 'saturday "
+                          "09:00', within a week (repeatable); shows persistent commands for a time firing")
     run.add_argument("--json", action="store_true",
                      help="print one JSON object instead of a transcript (always one, even for an error)")
 

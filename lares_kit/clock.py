@@ -48,7 +48,14 @@ from typing import Any, Callable
 from .errors import LaresError
 from .times import TimeError, clock_text, minutes_of_day
 
-__all__ = ["Clock", "ClockError", "DEFAULT_START", "KINDS", "make_clock"]
+__all__ = ["CLOCK_ATTRIBUTES", "CLOCK_ID", "Clock", "ClockError", "DEFAULT_START", "KINDS", "make_clock"]
+
+# A persistent command's condition reads the time as a device of this id (a home with a device of that id keeps
+# its own): get("clock", "time") == "19:00" (lares_kit.monitor).
+CLOCK_ID = "clock"
+CLOCK_ATTRIBUTES = {"time": "the time of day as 'HH:MM', e.g. '19:00'",
+                    "weekday": "the day of the week in lower case, e.g. 'monday'",
+                    "minutes": "whole minutes since the home's clock started, for 'in ten minutes'"}
 
 # Where a home's clock is when nobody said: a Monday morning, the same in every run.
 DEFAULT_START = datetime(2024, 1, 1, 8, 0)
@@ -143,6 +150,17 @@ class Clock:
         if self.written is not None and self.kind != "local" and not self.seconds:
             return self.written  # "at night (04:00)": the gate says the time as the task wrote it
         return clock_text(self.now())
+
+    def reading(self) -> dict[str, Any]:
+        """What a persistent command's condition reads as ``get("clock", ...)``: :data:`CLOCK_ATTRIBUTES`.
+
+        Examples:
+            >>> clock = Clock.simulated("18:59")
+            >>> clock.reading(), (clock.advance(90), clock.reading())[1]
+            ({'time': '18:59', 'weekday': 'monday', 'minutes': 0}, {'time': '19:00', 'weekday': 'monday', 'minutes': 1})
+        """
+        now = self.now()
+        return {"time": f"{now:%H:%M}", "weekday": f"{now:%A}".lower(), "minutes": int(self.seconds // 60)}
 
     def describe(self) -> str:
         """One line saying what this clock is, as a served home prints it when it starts.

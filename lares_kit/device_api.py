@@ -28,6 +28,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable
 
+from .clock import CLOCK_ATTRIBUTES, CLOCK_ID
 from .datafiles import parse_data
 from .devices import attributes_of, check_value
 from .errors import ToolError, choices, did_you_mean
@@ -193,6 +194,11 @@ def get_attribute(home: Home, device_id: DeviceId, attribute: str) -> str:
         lares_kit.errors.ToolError: fireplace-strip has no attribute 'brightnes'.
         Its attributes: on, level, hue, saturation, color_temperature.
     """
+    if device_id == CLOCK_ID and device_id not in home.devices:  # the time, as a condition reads it
+        reading = home.clock.reading()
+        if attribute not in reading:
+            raise ToolError(f"The clock has no attribute {attribute!r}. Its attributes: {', '.join(reading)}.")
+        return f"The {attribute} of clock is {reading[attribute]} ({CLOCK_ATTRIBUTES[attribute]})."
     dev = _device(home, device_id)
     if attribute not in dev.state:
         attrs = list(dev.state)

@@ -9,6 +9,8 @@ False to True* -- not on every tick while the fridge stays open.
 * The poller's time is the home's own clock (``home.clock``, a simulated
   :class:`~lares_kit.clock.Clock`): it moves only when told to, so a
   notebook can replay an afternoon in a millisecond and a test is exact.
+  A condition reads it as the device ``clock`` ("every evening at 7":
+  ``get("clock", "time") == "19:00"``; :data:`~lares_kit.clock.CLOCK_ATTRIBUTES`).
 * :class:`Monitor` is the poller over a :class:`~lares_kit.home.Home`:
   ``register`` checks and test-runs a condition, ``notify`` attaches an
   :class:`Action`, ``tick`` advances the clock and evaluates every condition on
@@ -45,7 +47,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
-from .clock import Clock
+from .clock import CLOCK_ATTRIBUTES, CLOCK_ID, Clock
 from .errors import ToolError, choices, did_you_mean
 from .home import Home
 from .sandbox import ConditionError, Limits, Sandbox, check_condition
@@ -182,7 +184,7 @@ class Monitor:
             raise
         try:
             self._check_reads(checked.reads)
-            states = self.home.device_states()
+            states = self._states()
             outcome = self.sandbox.evaluate(states, [condition_id])[condition_id]
             if outcome.error:
                 raise ConditionError(f"The condition was tested on the home now and failed: {outcome.error}")
@@ -229,7 +231,7 @@ class Monitor:
         if not active:
             return []
         # The sandbox gets a copy: a condition can read the home but never change it.
-        states = self.home.device_states()
+        states = self._states()
         # The ones the last tick had no time for go first, in the order they waited: none waits twice in a row.
         rank = {cid: n for n, cid in enumerate(self._waiting)}
         order = sorted(active, key=lambda c: rank.get(c.id, len(rank)))
@@ -303,9 +305,18 @@ class Monitor:
             candidate = f"{name}_{n}"
         return candidate
 
+    def _states(self) -> dict[str, dict[str, Any]]:
+        # A copy of the device states, and the time as the device "clock" (unless the home has a device of that id)
+        states = self.home.device_states()
+        return states if CLOCK_ID in states else {**states, CLOCK_ID: self.clock.reading()}
+
     def _check_reads(self, reads: list[tuple[str, str | None]]) -> None:
         # Every literal get/state is checked, even in a branch the test run did not take.
         for device_id, attribute in reads:
+            if device_id == CLOCK_ID and device_id not in self.home.devices:
+                if attribute is not None and attribute not in CLOCK_ATTRIBUTES:
+                    raise ConditionError(f"The clock has no {attribute!r}; it has: {', '.join(CLOCK_ATTRIBUTES)}.")
+                continue
             dev = self.home.devices.get(device_id)
             if dev is None:
                 ids = list(self.home.devices)
@@ -341,8 +352,10 @@ def _need(monitor: Monitor | None) -> Monitor:
 def create_condition(monitor: Monitor, code: str, description: str, source: str | None = None) -> str:
     """Write a condition to watch for, as a Python function with no arguments that returns True or False. It is
     checked and test-run now; use its id with notify_on_condition. Read devices only with get(device_id, attribute)
-    and state(device_id); use comparisons, and/or/not, if/return, assignments, + - * /, abs, min, max, round, len,
-    any, all, int, float, str, bool. No imports, loops, attribute access or names starting with _.
+    and state(device_id), and the time with get("clock", "time") ("19:00"), get("clock", "weekday") ("monday") or
+    get("clock", "minutes") (minutes since the home's clock started); use comparisons, and/or/not, if/return,
+    assignments, + - * /, abs, min, max, round, len, any, all, int, float, str, bool. No imports, loops, attribute
+    access or names starting with _.
 
     Args:
         code: The function's source, e.g. "def fridge_is_open():\\n    return get('fridge', 'door') == 'open'".

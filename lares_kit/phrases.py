@@ -15,11 +15,22 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["split_persistent", "is_persistent"]
+__all__ = ["TIME_TRIGGER", "split_persistent", "is_persistent"]
 
 _WHEN = r"(?:whenever|when|the next time|next time|as soon as|once)"
 _ABOUT_RULES = re.compile(r"\b(cancel|stop watching|forget)\b.*\b(condition|reminder|rule|when)\b|"
                           r"\bwhat are you watching\b|\b(list|show)\b.*\b(conditions|reminders|rules)\b", re.IGNORECASE)
+
+
+_DAY = (r"(?:day|morning|evening|night|afternoon|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday"
+        r"|sunday)")
+_AT = r"(?:\d{1,2}[:.]\d\d(?:\s?(?:am|pm))?|\d{1,2}\s?(?:am|pm|o'?clock)|noon|midnight)"  # a time said as one
+_BARE = r"(?:\d{1,2}(?:[:.]\d\d)?(?:\s?(?:am|pm|o'?clock))?|noon|midnight)"  # "at 7" after "every evening"
+# A time a command is for: "every evening at 7", "at 6:30 on weekdays", "at 11pm", "in ten minutes"
+TIME_TRIGGER = re.compile(
+    rf"\b(?:(?:every|each) {_DAY}s?(?:\s+at\s+{_BARE})?|at {_AT}(?:\s+(?:every day|each day|daily|on {_DAY}s?|"
+    rf"every {_DAY}))?|(?:on {_DAY}s?|daily) at {_BARE}|in (?:a|an|\d+|one|two|three|four|five|ten|fifteen|twenty|"
+    r"thirty|forty|a few|a couple of) (?:minutes?|hours?))\b", re.IGNORECASE)
 
 
 def split_persistent(request: str) -> tuple[str, str] | None:
@@ -33,6 +44,10 @@ def split_persistent(request: str) -> tuple[str, str] | None:
         ('turn on the light in the dining room', 'I open the fridge')
         >>> split_persistent("The next time someone opens the fridge, turn all the lights off.")
         ('turn all the lights off', 'someone opens the fridge')
+        >>> split_persistent("every evening at 7, turn off the TV in the den")
+        ('turn off the TV in the den', 'every evening at 7')
+        >>> split_persistent("open the blinds at 6:30 on weekdays"), split_persistent("set the oven to 180")
+        (('open the blinds', 'at 6:30 on weekdays'), None)
         >>> split_persistent("turn on the light") is None
         True
     """
@@ -43,6 +58,9 @@ def split_persistent(request: str) -> tuple[str, str] | None:
     last = re.match(rf"^(.+?),?\s+\b{_WHEN}\s+(.+)$", text, re.IGNORECASE)
     if last:
         return last.group(1), last.group(2)
+    if when := TIME_TRIGGER.search(text):  # "every evening at 7, turn off the TV": the time is the trigger
+        action = " ".join(f"{text[:when.start()]} {text[when.end():]}".replace(",", " ").split())
+        return (action, when.group(0)) if len(action.split()) > 1 else None
     return None
 
 

@@ -1,7 +1,7 @@
 """The hints ``lares run`` prints under a transcript: each one a command line that works.
 
-``event_hint`` -- after a persistent command is registered, the ``--event`` that makes its condition turn
-True; ``step_limit_hint`` -- after an agent used up its steps, the ``--max-steps`` that gives it more.
+``event_hint`` -- after a persistent command is registered, the ``--event`` or ``--at`` that makes its
+condition turn True; ``step_limit_hint`` -- after an agent used up its steps, the ``--max-steps`` that gives it more.
 ``tests/test_cli_hints.py`` runs every hint it can print.
 """
 
@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from typing import Any
 
+from ..clock import CLOCK_ID
 from ..devices import attributes_of
 from ..home import Home
 
 __all__ = ["event_hint", "step_limit_hint"]
+
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
 def _word(value: Any) -> str:
@@ -23,29 +27,37 @@ def _word(value: Any) -> str:
 
 
 def event_hint(monitor: Any, home: Home) -> str:
-    """``DEVICE ATTRIBUTE=VALUE`` for ``--event``: what the first registered condition reads, set so it turns True.
+    """What to add to ``lares run`` so the first registered condition turns True: ``--event "30s ..."`` or ``--at``.
 
-    The value is one the condition's code compares with ("finished" in ``== "finished"``, 26 for ``> 25``), else
-    the other choice or the other truth value than now; "VALUE" when nothing tells.
+    A condition on a device gets the ``--event`` that sets what it reads to a value its code compares with
+    ("finished" in ``== "finished"``, 26 for ``> 25``), else the other choice or truth value than now ("VALUE" when
+    nothing tells); a condition on the clock gets the ``--at`` time it waits for ("19:00", "saturday 09:00").
 
     Args:
         monitor: The poller the conditions were registered with.
         home: The home they read.
     """
-    reads = [(c, d, a) for c in monitor.list() for d, a in c.reads if a and d in home.devices]
+    reads = [(c, d, a) for c in monitor.list() for d, a in c.reads
+             if a and (d in home.devices or d == CLOCK_ID)]
     if not reads:
-        return "DEVICE ATTRIBUTE=VALUE"
+        return '--event "30s DEVICE ATTRIBUTE=VALUE"'
     condition, device_id, attribute = reads[0]
+    code = getattr(condition, "code", "") or ""
+    if device_id == CLOCK_ID and device_id not in home.devices:
+        return _at_hint(code, monitor.clock)
     dev = home.devices[device_id]
     spec = attributes_of(dev.type, dev.capabilities).get(attribute)
     now = dev.state.get(attribute)
-    code = getattr(condition, "code", "") or ""
     if spec is not None and spec.kind == "choice":
         # the value the condition waits for ("finished" in == "finished"), else the other choice than now
         said = [v for v in re.findall(r"""["']([^"']+)["']""", code) if v in spec.choices and v != now]
         value = said[0] if said else next((c for c in spec.choices if c != now), "VALUE")
     elif isinstance(now, bool):
-        value = _word(not now)
+        wanted = re.search(r"==\s*(True|False)\b", code)
+        value = _word(wanted.group(1) == "True" if wanted else not now)
+        if wanted and value == _word(now):  # true already: it must turn the other way first, then back
+            return (f'--event "30s {device_id} {attribute}={_word(not now)}" '
+                    f'--event "60s {device_id} {attribute}={value}"')
     elif isinstance(now, (int, float)) and (m := re.search(
             rf"""get\(\s*["']{re.escape(device_id)}["']\s*,\s*["']{re.escape(attribute)}["']\s*\)\s*"""
             r"(>=|<=|>|<|==)\s*(-?\d+(?:\.\d+)?)", code)):
@@ -54,7 +66,24 @@ def event_hint(monitor: Any, home: Home) -> str:
         value = _word(int(crossed) if crossed.is_integer() else crossed)
     else:
         value = "VALUE"
-    return f"{device_id} {attribute}={value}"
+    return f'--event "30s {device_id} {attribute}={value}"'
+
+
+def _at_hint(code: str, clock: Any) -> str:
+    # The first moment, from now, a clock condition waits for: its "HH:MM" on a day it allows, or its minute count.
+    now = clock.now()
+    if minutes := re.search(r"""get\(\s*["']clock["']\s*,\s*["']minutes["']\s*\)\s*>=?\s*(\d+)""", code):
+        target = clock.start + timedelta(minutes=int(minutes.group(1)))
+    elif at := re.search(r"""["'](\d\d):(\d\d)["']""", code):
+        named = [d for d in _DAYS if re.search(rf"""["']{d}["']""", code)]
+        allowed = [d for d in _DAYS if d not in named] if re.search(r"\bnot in\b|!=", code) else named or _DAYS
+        target = now.replace(hour=int(at.group(1)), minute=int(at.group(2)), second=0, microsecond=0)
+        while target <= now or f"{target:%A}".lower() not in allowed:
+            target += timedelta(days=1)
+    else:
+        return "--at HH:MM"
+    day = "" if target.date() == now.date() else f"{target:%A} ".lower()
+    return f'--at "{day}{target:%H:%M}"' if day else f"--at {target:%H:%M}"
 
 
 def step_limit_hint(episode: Any, given: int | None) -> str:

@@ -121,7 +121,7 @@ def cli_run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> tuple[Any, int]:
     """One episode, then its events; the transcript (or the JSON object) and the exit status."""
-    from ..bench.events import parse_event_texts, play_events
+    from ..bench.events import parse_at_texts, parse_event_texts, play_events
     from ..monitor import Monitor
 
     spec = get_agent(args.agent)  # an unknown agent is the first thing to say
@@ -141,7 +141,8 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
         home.clock = Clock.simulated(start=when)
     source = getattr(args, "source", None)
     tool_set = getattr(args, "tools", None) or "lares"  # --tools lares|ha: the tool dialect (agents.dialects)
-    events = parse_event_texts(getattr(args, "event", None) or [], home)
+    events = sorted(parse_event_texts(getattr(args, "event", None) or [], home) + parse_at_texts(
+        getattr(args, "at", None) or [], home), key=lambda e: e.after)  # --at: the clock runs on to a time
     # Without --answer the person at the terminal is asked; with --json the
     # question goes to stderr so stdout holds only the JSON object.
     user = ScriptedUser(answers=list(args.answer)) if args.answer else TerminalUser(sys.stderr if args.json else None)
@@ -333,7 +334,8 @@ def _persistent_text(episode: Any, data: dict[str, Any] | None, agent: str) -> s
     lines: list[str] = []
 
     def say(text: str, indent: str = "") -> None:
-        lines.extend(textwrap.wrap(text, 104, initial_indent=indent, subsequent_indent=indent + "  "))
+        lines.extend(textwrap.wrap(text, 104, initial_indent=indent, subsequent_indent=indent + "  ",
+                                   break_on_hyphens=False, break_long_words=False))  # a hint stays whole
 
     asked = is_persistent(episode.instruction)
     if data is None:  # no poller: say something only when the instruction reads as a persistent command
@@ -360,8 +362,9 @@ def _persistent_text(episode: Any, data: dict[str, Any] | None, agent: str) -> s
         lines.extend(f"    | {line}" for line in c["code"].splitlines())
         lines.extend(_wrapped("sandbox", _verdict(c, data["jail"])))
     if accepted and not data["events"]:
-        say(f'To see it fire, play what happens next: --event "30s {data["hint"]}" (repeatable; TIME is 30, 30s '
-            "or 2m after the episode).", "  ")
+        how = ("--at plays the clock on to that time" if data["hint"].startswith("--at") else
+               "repeatable; TIME is 30, 30s or 2m after the episode")
+        say(f"To see it fire, play what happens next: {data['hint']} ({how}).", "  ")
     if data["events"]:
         say("~ After the episode, on the simulated clock:")
         # rows: (seconds, order, lines). A tick at t comes before an event at t (play_events ticks, then
@@ -370,7 +373,8 @@ def _persistent_text(episode: Any, data: dict[str, Any] | None, agent: str) -> s
         for event in data["events"]:  # the world's doing, not the agent's
             changes = "; ".join(f"{dev} " + " ".join(f"{a}={_word(v)}" for a, v in update.items())
                                 for dev, update in event["states"].items())
-            rows.append((event["seconds"], 1, [f"  t={event['seconds']:>5g}s  event   {changes}"]))
+            said = changes or "(the clock runs on to here: --at)"
+            rows.append((event["seconds"], 1, [f"  t={event['seconds']:>5g}s  event   {said}"]))
         for firing, transcript in zip(data["firings"], data["transcripts"]):
             failed = f" (failed: {firing['error']})" if firing["error"] else ""
             head = (f"  t={firing['seconds']:>5g}s  fires   {firing['condition']} turned True -> "

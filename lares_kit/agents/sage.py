@@ -101,7 +101,11 @@ SUB_AGENTS: dict[str, tuple[str, list[Callable[..., str]]]] = {
     "condition": ("You are SAGE's condition agent. For 'when X, do Y': find the device X is about, read its "
                   "capability docs to learn the attribute and its values, write a condition function with "
                   "create_condition that returns True when X holds, then notify_on_condition with Y as the "
-                  "instruction. You can also list and cancel conditions. Halt with what you set up.",
+                  "instruction. For a time ('every evening at 7', 'at 6:30 on weekdays', 'in ten minutes') the "
+                  "condition reads the device \"clock\": get(\"clock\", \"time\") == \"19:00\", "
+                  "get(\"clock\", \"weekday\"), or get(\"clock\", \"minutes\") for a delay (read it now with "
+                  "get_attribute). A device with no capability docs has the attributes get_attribute lists. "
+                  "You can also list and cancel conditions. Halt with what you set up.",
                   [find_device, list_devices, get_capability_docs, get_attribute, *PERSISTENT_TOOLS, halt]),
 }
 # For a home with devices that document no capabilities (worlds without `docs:`), the device agent also

@@ -26,13 +26,17 @@ import copy
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from ..devices import attributes_of, check_value
 from ..errors import LaresError, choices, did_you_mean
 from ..home import Home
+from ..times import TimeError, minutes_of_day
 
-__all__ = ["Event", "EventLog", "parse_events", "parse_event_texts", "play_events", "SETTLE_TICKS", "EVENT_SYNTAX"]
+__all__ = ["Event", "EventLog", "parse_events", "parse_event_texts", "parse_at_texts", "play_events", "SETTLE_TICKS",
+           "EVENT_SYNTAX"]
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 SETTLE_TICKS = 3  # ticks after the last event, so a late edge still fires
 EVENT_SYNTAX = "TIME DEVICE ATTRIBUTE=VALUE ..., e.g. '30s fridge door=open' (TIME: 30, 30s or 2m after the episode)"
@@ -111,6 +115,42 @@ def parse_event_texts(texts: list[str], home: Home) -> list[Event]:
         after, device_id, update = _event_from_text(text, home)
         by_time.setdefault(after, {}).setdefault(device_id, {}).update(update)
     return [Event(after, states) for after, states in sorted(by_time.items())]
+
+
+def parse_at_texts(texts: list[str], home: Home) -> list[Event]:
+    """``lares run --at``: moments the clock runs on to after the episode, as events that change nothing.
+
+    Each text is a time of day ("19:00", "7pm"), the next one from now, or a day and a time ("saturday 09:00"),
+    within a week; a LaresError says what to fix in one sentence.
+
+    Args:
+        texts: The times as typed.
+        home: The home whose clock says when now is.
+
+    Examples:
+        >>> from lares_kit import load_world
+        >>> home = load_world("townhouse")  # 08:00 on a Monday
+        >>> parse_at_texts(["19:00", "tuesday 7am"], home)
+        [Event(after=39600.0, states={}), Event(after=82800.0, states={})]
+        >>> parse_at_texts(["teatime"], home)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        lares_kit.errors.LaresError: --at 'teatime': 'teatime' is not a time of day: ...
+    """
+    now = home.clock.now()
+    out = []
+    for text in texts:
+        words = text.lower().split()
+        day = words[0] if words and words[0] in _DAYS else None
+        try:
+            minute = minutes_of_day(" ".join(words[1:] if day else words))
+        except TimeError as exc:
+            raise LaresError(f"--at {text!r}: {exc}") from None
+        target = now.replace(hour=minute // 60, minute=minute % 60, second=0, microsecond=0)
+        while target <= now or (day is not None and f"{target:%A}".lower() != day):
+            target += timedelta(days=1)
+        out.append(Event((target - now).total_seconds(), {}))
+    return sorted(out, key=lambda e: e.after)
 
 
 def _event_from_text(text: str, home: Home) -> tuple[float, str, dict[str, Any]]:

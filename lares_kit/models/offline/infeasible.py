@@ -154,6 +154,12 @@ def what_my_tools_do(b: Beliefs, can: set[str]) -> str:
     return "My tools only " + (", ".join(parts[:-1]) + ", and " + parts[-1] if len(parts) > 1 else parts[0]) + "."
 
 
+# Home Assistant's intent tools (lares_kit.ha_tools), normalised, and what each lets the assistant do here
+_HA_CAN = {"hasslightset": "set the brightness of lights", "hassclimatesettemperature": "set the temperature",
+           "hasssetposition": "open and close blinds and covers", "hasssetvolume": "set the volume",
+           "getlivecontext": "read the state of the devices"}
+
+
 def what_i_can_do(b: Beliefs, can: set[str]) -> str:
     """What the assistant can do here, from the tools offered and the devices the home has (never a fixed list).
 
@@ -172,11 +178,16 @@ def what_i_can_do(b: Beliefs, can: set[str]) -> str:
     """
     tools = what_my_tools_do(b, can)
     parts = [tools[len("My tools only "):-1]] if tools else []
+    kinds = sorted({_plural(d.type) for d in b.devices.values() if d.type not in ("", "sensor")})
+    if can & {"hassturnon", "hassturnoff"} and kinds:  # Home Assistant's intent tools: what they do to what is here
+        parts.append(f"switch the {_listed(kinds)} on and off")
+    parts += [said for tool, said in _HA_CAN.items() if tool in can]
     if "rememberpreference" in can:
         parts.append("remember your preferences")
     if not parts:
         return "Here I can only answer questions about the home: none of my tools changes anything in it."
-    return f"Here I can {', and '.join(parts)}. I can also answer questions about the home."
+    listed = parts[0] if len(parts) < 2 else "; ".join(parts[:-1]) + "; and " + parts[-1]
+    return f"Here I can {listed}. I can also answer questions about the home."
 
 
 def _yours(phrase: str) -> str:

@@ -11,7 +11,9 @@ picks the attribute whose values include the word, and writes::
 then registers it (``create_condition``) and attaches Y (``notify_on_condition``).
 It also lists and cancels conditions. Triggers it understands: opening or
 closing, switching on or off, locking or unlocking, finishing (a
-dishwasher), a temperature going above or below a number.
+dishwasher), a temperature going above or below a number, and a time
+("every evening at 7", "at 6:30 on weekdays", "in ten minutes":
+:mod:`.sage_schedules`).
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...phrases import split_persistent
+from ...phrases import TIME_TRIGGER, split_persistent
+from ...times import minutes_of_day
 from ...wording import agree, in_sentence
 from .sage_devices import device_phrase
 from .sage_reading import Doc, Talk, read_doc, stem_words
+from .sage_schedules import read_schedule, schedule_code
 
 __all__ = ["trigger_of", "condition_code", "condition_step"]
 
@@ -145,6 +149,8 @@ def condition_step(t: Talk) -> Step:
                                        "instruction": action}
     if created is not None:
         return "halt", {"message_to_user": f"I could not set this up: {(created.result or '').removeprefix('Error: ')}"}
+    if TIME_TRIGGER.fullmatch(trigger.strip()):
+        return _time_step(t, trigger)
     found = t.last("find_device")
     if found is None:
         return "find_device", {"description": device_phrase(trigger)}
@@ -165,6 +171,11 @@ def condition_step(t: Talk) -> Step:
             untried = [c for c in alternatives if c not in {d.args.get("capability") for d in docs}]
             if untried:
                 return "get_capability_docs", {"device_id": device, "capability": untried[0]}
+            if not alternatives or alternatives == ["none documented"]:
+                # no documents at all: the device's own attribute for the trigger (create_condition checks it)
+                written = _undocumented_code(device, capability, value, trigger)
+                if written is not None:
+                    return "create_condition", {"code": written[0], "description": written[1]}
             return "halt", {"message_to_user": f"{device} has nothing I can watch for {trigger!r}."}
         return "get_capability_docs", {"device_id": device, "capability": capability}
     # "Best match: fridge (Fridge in the Kitchen: ...": the device's name, for the condition's description
@@ -173,3 +184,50 @@ def condition_step(t: Talk) -> Step:
     if written is None:
         return "halt", {"message_to_user": f"The documents of {device} have no attribute for {trigger!r}."}
     return "create_condition", {"code": written[0], "description": written[1]}
+
+
+def _time_step(t: Talk, trigger: str) -> Step:
+    # "every evening at 7": the clock's time of day; "at 11pm" or "in ten minutes" (once): its minutes, read first
+    schedule = read_schedule(trigger)
+    if schedule is None:
+        return "halt", {"message_to_user": f"I cannot tell what time {trigger!r} means; say a time, such as "
+                                           "'every evening at 7', 'at 6:30 on weekdays' or 'in ten minutes'."}
+    now: dict[str, str] = {}
+    for call in t.results("get_attribute"):
+        if call.args.get("device_id") == "clock" and call.ok and (m := re.search(r" is (\S+) \(", call.result or "")):
+            now[str(call.args.get("attribute"))] = m.group(1)
+    if schedule.once:
+        for attribute in ("minutes", "time"):
+            if attribute not in now:
+                return "get_attribute", {"device_id": "clock", "attribute": attribute}
+    code, description = schedule_code(schedule, int(now.get("minutes", 0)),
+                                      minutes_of_day(now["time"]) if "time" in now else 0)
+    return "create_condition", {"code": code, "description": description}
+
+
+# A device that documents no capabilities has the home's own attributes (lares_kit.devices): capability -> attribute
+_OWN_ATTRIBUTE = {"lock": "locked", "contactSensor": "open", "switch": "on", "temperatureMeasurement": "temperature",
+                  "dishwasherOperatingState": "operating_state"}
+
+
+def _undocumented_code(device: str, capability: str, value: str, trigger: str) -> tuple[str, str] | None:
+    # (code, description) from the attribute the home itself gives such a device; None when none fits
+    attribute = _OWN_ATTRIBUTE.get(capability)
+    if attribute is None:
+        return None
+    name = device.replace("-", "_")
+    if value == "number":
+        number = re.search(r"(-?\d+(?:\.\d+)?)", trigger)
+        if number is None:
+            return None
+        below = bool(re.search(r"\b(below|under|drops)\b", trigger, re.IGNORECASE))
+        op, word = ("<", "below") if below else (">", "above")
+        return (f'def {name}_{attribute}_{word}():\n    return get("{device}", "{attribute}") {op} {number.group(1)}',
+                f"the {attribute} of {device} is {word} {number.group(1)}")
+    truth = {"open": "True", "closed": "False", "true": "True", "false": "False"}.get(value)
+    if truth is None:
+        return (f'def {name}_{attribute}_{value}():\n    return get("{device}", "{attribute}") == "{value}"',
+                f"the {attribute.replace('_', ' ')} of {device} is {value}")
+    said = {"locked": ("locked", "unlocked"), "open": ("open", "closed"), "on": ("on", "off")}[attribute]
+    word = said[0] if truth == "True" else said[1]
+    return (f'def {name}_{word}():\n    return get("{device}", "{attribute}") == {truth}', f"{device} is {word}")
