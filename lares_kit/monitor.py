@@ -390,7 +390,7 @@ def notify_on_condition(monitor: Monitor, condition_id: str, instruction: str, s
         condition = monitor.notify(condition_id, Action(instruction))
     except ConditionError as exc:
         raise ToolError(str(exc)) from None
-    return (f"When {condition.description or condition_id} becomes true, I will: {instruction}. "
+    return (f"When {condition.description or condition_id}, I will: {instruction}. "
             f"The condition is checked every {monitor.interval:g} seconds.")
 
 

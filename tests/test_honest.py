@@ -89,3 +89,13 @@ def test_what_it_can_do_is_said_from_the_home_and_its_tools(world, has, lacks):
         episode, changed = _run(world, question)
         said = episode.final_message.lower()
         assert changed == {} and all(w in said for w in has) and not any(w in said for w in lacks), said
+
+
+@pytest.mark.parametrize("instruction, want, status", [
+    ("Mach den Fernseher lauter", {"wohnzimmer-fernseher": {"volume": 30}}, "done"),  # "den" is an article here
+    ("Jeden Morgen um 6 Uhr das Licht im Flur einschalten", {}, "not_understood"),  # a time: never read
+])
+def test_a_german_home_reads_its_own_words(instruction, want, status):
+    episode, changed = _run("wohnung", instruction)
+    assert (changed, episode.status) == (want, status), episode.final_message
+    assert "There is no den" not in episode.final_message

@@ -209,7 +209,7 @@ def test_tools_through_the_toolbox(home):
         obs = box.dispatch("notify_on_condition", {"condition_id": "fridge_open",
                                                    "instruction": "turn on the dining room light"})
         assert obs.ok
-        assert "When the fridge door is open becomes true, I will: turn on the dining room light." in obs.text
+        assert "When the fridge door is open, I will: turn on the dining room light." in obs.text
         door(home, "open")
         assert [f.instruction for f in monitor.tick()] == ["turn on the dining room light"]
         listed = box.dispatch("list_conditions", {}).text

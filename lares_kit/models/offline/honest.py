@@ -44,25 +44,32 @@ _TIME = re.compile(
     r"sunset|sunrise|dusk|dawn)|in (?:a|an|\d+|one|two|three|four|five|ten|fifteen|twenty|thirty|a few|a couple of)"
     r" (?:minutes?|hours?|seconds?)|tonight|tomorrow|later|whenever|on weekdays|at night|in the (?:morning|evening)"
     r"|all (?:night|day|evening|morning|afternoon|weekend)|overnight|for (?:a|an|\d+|one|two|three|four|five|ten|a few"
-    r"|a couple of) (?:minutes?|hours?|seconds?))\b")
+    r"|a couple of) (?:minutes?|hours?|seconds?)"
+    # German: "jeden Abend um 7 Uhr", "um 19:30", "heute Abend", "in zehn Minuten"
+    r"|jeden (?:abend|morgen|tag|mittag|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag)"
+    r"|um \d{1,2}(?:[:.]\d\d)?(?! ?(?:grad|prozent|%|stufen?)\b)(?: uhr)?|\d{1,2} uhr|heute (?:abend|nacht)"
+    r"|morgen früh|später"
+    r"|in (?:\d+|einer|einem|zwei|fünf|zehn|zwanzig) (?:minuten?|stunden?))\b")
 _EXCEPT = re.compile(r"\s*,?\s*\b(?:except(?: for)?|apart from|other than|excluding|aside from|save for|but not|"
                      r"but leave|leaving)\b\s*|\s+not\s+(?=the\b)")
 # "but" alone is an exception after a word for everything: "all but the office", "everywhere but the hall"
 _ALL_BUT = re.compile(r"\b(?:all|every|everything|everywhere)\b.*?(\s+but\s+)(?!also\b|then\b|now\b|please\b)")
 _NEGATED = re.compile(r"^(?:please )?(?:don'?t|do not|never|dont)\s+(.+)")
-_UP = r"up|higher|louder|brighter|warmer|hotter|increase|raise"
-_DOWN = r"down|lower|quieter|softer|dimmer|darker|cooler|colder|decrease|reduce"
+_UP = r"up|higher|louder|brighter|warmer|hotter|increase|raise|lauter|heller|wärmer"  # and German comparatives
+_DOWN = r"down|lower|quieter|softer|dimmer|darker|cooler|colder|decrease|reduce|leiser|dunkler|kühler|kälter"
 # a relative change: a comparative, "mute", "by 5", or up/down after a verb that moves a setting ("turn the TV up";
 # not "light up", "warm up", "called up the stairs": those verbs say something else)
 _RELATIVE = re.compile(r"\b(?:turn|turned|bring|put|knock|move|crank|nudge|push|pull)\b(?:\s+\S+){0,6}?\s+(?:up|down)\b"
                        r"|\b(?:higher|louder|brighter|warmer|hotter|quieter|softer|dimmer|darker|cooler|colder|increase"
-                       r"|raise|decrease|reduce|lower)\b|\bmute\b|\bby \d")
+                       r"|raise|decrease|reduce|lower|lauter|leiser|heller|dunkler|wärmer|kühler|kälter)\b|\bmute\b"
+                       r"|\bby \d")
 _STEP = {"volume": 10, "brightness": 10, "target": 1, "temperature": 10, "speed": 1, "level": 1, "position": 10,
          "channel": 1}
 # the setting a relative change moves when the sentence names none, by what the words say
 _FEELS = (("warmer|hotter|cooler|colder|degrees?|heating|heat", "target"),
-          ("louder|quieter|softer|volume|mute", "volume"),
-          ("brighter|dimmer|darker|brightness", "brightness"), ("channel", "channel"), ("speed", "speed"))
+          ("louder|quieter|softer|volume|mute|lauter|leiser|lautstärke", "volume"),
+          ("brighter|dimmer|darker|brightness|heller|dunkler|helligkeit", "brightness"), ("channel", "channel"),
+          ("speed", "speed"))
 _MAIN = {"tv": "volume", "speaker": "volume", "media_player": "volume", "light": "brightness", "thermostat": "target",
          "fan": "speed", "stove": "level", "cover": "position", "blinds": "position"}
 _AMOUNT = {"a couple of": 2, "a few": 3, "two": 2, "three": 3}
@@ -282,11 +289,12 @@ def recognise_unread(b: Beliefs) -> Goal | None:
     if re.match(r"(?:which|what|where|when|is|are|how|who|does|do|can|could|will)\b", text) and \
             b.instruction.rstrip().endswith("?"):
         return None  # a question is answered, not acted on: the other rules read it
-    if when := _TIME.search(text):
+    if _TIME.search(text):
         # a time on a command this model would carry out now is refused; on a sentence it would not act on
         # anyway ("roast a chicken for tonight"), the other rules give their answer
-        rest = " ".join(f"{text[:when.start()]} {text[when.end():]}".split())
-        if rest and _read(b, rest).kind in ("control", "clarify", "find", "ask_then"):
+        rest = " ".join(_TIME.sub(" ", text).split())  # every time phrase out: "jeden Morgen um 6 Uhr"
+        acting = ("control", "clarify", "find", "ask_then")
+        if rest and _read(b, rest).kind in acting or _read(b, b.instruction).kind == "control":
             return Goal("unread", message=unread_message(b, _quote(b.instruction, _TIME)))
         return None
     if negated := _NEGATED.match(text):

@@ -111,7 +111,7 @@ def schedule_code(schedule: Schedule, minutes_now: int = 0, minute_of_day_now: i
         time_is += (f' and get("clock", "weekday") == "{days[0]}"' if len(days) == 1 else
                     f' and get("clock", "weekday") in ({", ".join(f"{d!r}" for d in days)})'.replace("'", '"'))
         which = "_".join(days)
-    description = f"it is {_clock(schedule.minute)}" + (f" on {which.replace('_', ' ')}" if days else ", every day")
+    description = f"it is {_clock(schedule.minute)}" + (f" on {which.replace('_', ' ')}" if days else " (every day)")
     return f"def {which}_at_{_hhmm(schedule.minute)}():\n    return {time_is}", description
 
 

@@ -275,8 +275,8 @@ def missing_in_rooms(rest: str, b: Beliefs, rooms: list[str], outcome: str = ", 
 
 def _unknown_mention(rest: str, b: Beliefs, devices: list[Dev], rooms: list[str]) -> str:
     present = {p for ps in room_phrases(b).values() for p in ps}
-    for word in sorted(ROOM_WORDS, key=lambda w: (-len(w), w)):
-        if has_word(rest, word) and word not in present:
+    for word in sorted(ROOM_WORDS, key=lambda w: (-len(w), w)) if b.language == "en" else ():  # English words
+        if has_word(rest, word) and word not in present:  # ("den" is an article in German: "Mach den Fernseher...")
             names = ", ".join(r.name for r in b.rooms.values())
             return f"There is no {word} in this home, so I did nothing. The rooms are: {names}."
     if not devices:
