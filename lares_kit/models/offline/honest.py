@@ -29,12 +29,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ...devices import DEVICE_TYPES
 from ...understood import NOT_UNDERSTOOD_MARK
 from .goals import Change, Goal
 from .reading import Beliefs, Dev
 from .understanding import understand
-from .vocabulary import STOP, describe, rooms_in, with_digits, words_of
+from .vocabulary import MODE_WORDS, STOP, describe, rooms_in, with_digits, words_of
 
 __all__ = ["recognise_unread", "unread_message"]
 
@@ -235,8 +234,7 @@ def _moded(b: Beliefs, goal: Goal, text: str) -> Goal:
     # "the thermostat to heat at 20": the mode the sentence names beside the value, on a device that has modes.
     extra = []
     for dev in (b.devices[i] for i in dict.fromkeys(c.device for c in goal.changes)):
-        spec = DEVICE_TYPES.get(dev.type, {}).get("mode")
-        choices = [c for c in spec.choices if c != "off"] if spec is not None and "mode" in dev.state else []
+        choices = list(MODE_WORDS.get(dev.type, ())) if "mode" in dev.state else []
         said = re.search(rf"\b(?:to|on|in) ({'|'.join(map(re.escape, choices))})\b(?! ?\d)", text) if choices else None
         if said and not any(c.device == dev.id and c.attribute == "mode" for c in goal.changes):
             extra.append(Change(dev.id, "mode", said.group(1)))

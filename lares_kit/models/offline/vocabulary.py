@@ -53,6 +53,10 @@ TYPE_SETTINGS: dict[str, tuple[str, ...]] = {
     "thermostat": ("target", "mode"), "hvac": ("on", "target", "mode"), "heater": ("on", "target"),
     "media_player": ("on", "playing", "volume", "muted"), "tv": ("on", "volume"), "speaker": ("on", "volume"),
     "alarm": ("armed",), "vacuum": ("status",)}
+# The modes people name for heating and air conditioning ("the thermostat to heat at 20"): what such a device is
+# commonly set to, as Home Assistant's climate modes say it; a mode the device refuses is the tool's to say.
+MODE_WORDS: dict[str, tuple[str, ...]] = {"thermostat": ("heat", "cool", "auto"),
+                                          "hvac": ("cool", "heat", "fan", "dry", "auto")}
 NOT_SETTINGS = ("unit", "device_class", "unlisted")  # state keys that describe a device; nothing sets them
 ROOM_WORDS = {"garage", "attic", "basement", "cellar", "garden", "bathroom", "toilet", "loft", "pantry", "nursery",
               "playroom", "gym", "studio", "office", "study", "kitchen", "lounge", "hall", "hallway", "bedroom",
