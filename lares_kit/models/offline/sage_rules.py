@@ -74,8 +74,11 @@ def chain(task: str) -> list[str]:
     Examples:
         >>> chain("Turn on the light behind the TV and make it blue")
         ['Turn on the light behind the TV', 'make the light behind the TV blue']
+        >>> chain("Turn on the bedside lamp, turn off the landing light and set the heating to 16")
+        ['Turn on the bedside lamp', 'turn off the landing light', 'set the heating to 16']
     """
-    parts = [p.strip(" ,.") for p in re.split(rf",?\s+(?:and\s+)?then\s+|,\s+and\s+|\s+and\s+(?={_ACTION}\b)|;\s*",
+    parts = [p.strip(" ,.") for p in re.split(rf",?\s+(?:and\s+)?then\s+|,\s+and\s+|\s+and\s+(?={_ACTION}\b)|;\s*"
+                                              rf"|,\s*(?={_ACTION}\b)",
                                               task.strip(), flags=re.IGNORECASE) if p.strip(" ,.")]
     out: list[str] = []
     for part in parts:
