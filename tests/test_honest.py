@@ -38,6 +38,9 @@ def _run(world: str, instruction: str, agent: str = "intent-action", tools: str 
     ("townhouse", "turn on the ceiling lights upstairs",
      {"landing-light": {"on": True}, "main-bedroom-light": {"on": True}, "spare-room-light": {"on": True}}),
     ("garden-flat", "put the floor lamp in the living room on", {"living-room-lamp": {"on": True}}),
+    # ...but not when the sentence names more than one thing: each is meant
+    ("townhouse", "turn on the ceiling light and the lamp in the living room",
+     {"living-room-light": {"on": True}, "living-room-lamp": {"on": True}}),
     # a mode said beside the value
     ("smart-building", "put the thermostat in office 3 on cool at 18",
      {"office-3-thermostat": {"mode": "cool", "target": 18}}),

@@ -291,8 +291,8 @@ def named_kind(rest: str, devices: list[Dev]) -> list[Dev]:
         >>> [d.id for d in named_kind("turn on all the lamps", strips)]
         ['a', 'b']
     """
-    if len(devices) < 2 or len({d.type for d in devices}) > 1:
-        return devices  # "the tv and the lights": a name word of one kind says nothing of the other
+    if len(devices) < 2 or len({d.type for d in devices}) > 1 or re.search(r"\b(?:and|or)\b", rest):
+        return devices  # "the tv and the lights", "the ceiling light and the lamp": a word of one says nothing of all
     said = {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in rest.split() if "#" not in w}
     for word in sorted(said - STOP - set(LIGHT_WORDS) - {w for ws in TYPE_WORDS.values() for w in ws}):
         having = [d for d in devices if word in words_of(d.name).split()]
