@@ -46,7 +46,7 @@ def serve_model(latency: float):
     """
     port = free_port()
     lares = Path(sys.executable).with_name("lares")
-    command = [str(lares)] if lares.exists() else [sys.executable, "-m", "lares_kit.cli"]
+    command = [str(lares)] if lares.exists() else [sys.executable, "-m", "lares_kit.cli.commands"]
     proc = subprocess.Popen([*command, "serve-model", "--port", str(port), "--latency", str(latency)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base_url = f"http://127.0.0.1:{port}/v1"

@@ -42,7 +42,7 @@ import sys
 import time
 
 from lares_kit.bench import load_tasks, run_bench
-from lares_kit.bench.cli import LOCAL_SLICE, select_tasks
+from lares_kit.cli.bench import LOCAL_SLICE, select_tasks
 from lares_kit.models.local import (
     CONSTRAINED,
     LOCAL_MODELS,
@@ -85,7 +85,7 @@ def first_request(model: str) -> dict:
     from lares_kit import load_world
     from lares_kit.agents.prompts import GOAL_PROMPT, ROLE_PROMPT
     from lares_kit.episode import Episode
-    from lares_kit.tools import Toolbox
+    from lares_kit.tools.toolbox import Toolbox
 
     home = load_world("lares-home")
     episode = Episode.start("turn on the light in the kitchen", home, agent="function-calling", model=model,

@@ -19,7 +19,7 @@ import sys
 from lares_kit import load_world
 from lares_kit.agents import run_agent
 from lares_kit.agents.scenarios import LARES_SCENARIOS
-from lares_kit.users import ScriptedUser
+from lares_kit.tools.users import ScriptedUser
 
 DESIGNS = ["function-calling", "intent-action"]  # the first is the baseline
 MODES = ["latest", "initial", "none"]

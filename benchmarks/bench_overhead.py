@@ -56,9 +56,9 @@ from lares_kit.agents.scenarios import LARES_SCENARIOS  # noqa: E402
 from lares_kit.bench.generate import generate_tasks  # noqa: E402
 from lares_kit.bench.jobs import Job, run_job  # noqa: E402
 from lares_kit.bench.scene import copy_home  # noqa: E402
-from lares_kit.generate import generate_home  # noqa: E402
+from lares_kit.home.generator import generate_home  # noqa: E402
 from lares_kit.models import make_client  # noqa: E402
-from lares_kit.users import ScriptedUser  # noqa: E402
+from lares_kit.tools.users import ScriptedUser  # noqa: E402
 
 AGENT = "function-calling"
 

@@ -31,10 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from lares_kit.atomic import write_json_atomic
 from lares_kit.bench.journal import JOURNAL, Journal
 from lares_kit.bench.runner import run_bench
 from lares_kit.bench.tasks import load_tasks
+from lares_kit.files.atomic import write_json_atomic
 
 AGENTS = ["intent-action", "function-calling", "react", "sage"]
 TARGET = 1.7

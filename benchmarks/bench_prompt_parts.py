@@ -67,8 +67,8 @@ def run_config(config: tuple[str, str, str | None, tuple[str, ...]]) -> dict:
     from lares_kit.bench import load_tasks
     from lares_kit.bench.checks import Outcome, run_checks
     from lares_kit.bench.scene import set_stage
+    from lares_kit.home.worlds import load_world
     from lares_kit.models import make_client
-    from lares_kit.worlds import load_world
 
     label, base, _, fields = config
     other = "lean" if base == "lares" else "lares"

@@ -1,13 +1,13 @@
 """Prompt tokens per LLM call as the home grows, for each knowledge format.
 
 Generates a house and buildings of 10, 100, 1,000 and 5,000 devices
-(:mod:`lares_kit.generate`), five tasks for each checked by the oracle
+(:mod:`lares_kit.home.generator`), five tasks for each checked by the oracle
 (:mod:`lares_kit.bench.generate`), and measures, in one run:
 
 * **prompt tokens per call**: the first call of every task with the
   ``function-calling`` agent and the offline model (the model's own count,
   cl100k), averaged over the tasks, for each format of
-  :mod:`lares_kit.knowledge`;
+  :mod:`lares_kit.knowledge.modes`;
 * **success** on the generated tasks: every format at the two small sizes,
   and the best format (retrieval) at every size;
 * the growth ratio (5,000 devices / 10 devices) per format -- goal: the best
@@ -34,10 +34,10 @@ from lares_kit.agents import run_agent  # noqa: E402
 from lares_kit.bench.checks import Outcome, run_checks  # noqa: E402
 from lares_kit.bench.generate import generate_tasks  # noqa: E402
 from lares_kit.bench.scene import set_stage  # noqa: E402
-from lares_kit.generate import generate_world, world_size  # noqa: E402
-from lares_kit.knowledge import KNOWLEDGE_FORMATS  # noqa: E402
+from lares_kit.home.generator import generate_world, world_size  # noqa: E402
+from lares_kit.home.worlds import check_home, load_world, parse_world  # noqa: E402
+from lares_kit.knowledge.modes import KNOWLEDGE_FORMATS  # noqa: E402
 from lares_kit.models import make_client  # noqa: E402
-from lares_kit.worlds import check_home, load_world, parse_world  # noqa: E402
 
 SIZES = [10, 100, 1000, 5000]
 BEST = "retrieval"

@@ -43,9 +43,9 @@ def run_episode(task: str, style: str, agent: str, max_steps: int) -> dict:
     from lares_kit.agents.scenarios import LARES_SCENARIOS
     from lares_kit.bench import run_bench
     from lares_kit.bench.tasks import load_suite
+    from lares_kit.home.worlds import load_world
     from lares_kit.models.local import get_local_model
-    from lares_kit.users import ScriptedUser
-    from lares_kit.worlds import load_world
+    from lares_kit.tools.users import ScriptedUser
 
     model = get_local_model(model="local-qwen")
     stats = model.stats["local-qwen"]

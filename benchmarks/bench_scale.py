@@ -5,11 +5,11 @@
   build the networkx graph and the Home -- against ``json.loads`` of the same
   text, the least any loader must do. Goal: under 2 s.
 * **one poller tick** with 20 persistent conditions, for each sandbox
-  isolation mode (:class:`lares_kit.monitor.Monitor`), against calling the same
+  isolation mode (:class:`lares_kit.persistent.monitor.Monitor`), against calling the same
   20 condition functions as plain Python on the same device states -- what the
   checks, the limits and (for ``process``) the worker round trip cost on top.
   Goal: well under the poller's 10 simulated seconds a tick; under 0.1 s.
-* **checking the largest legal conditions** (:func:`lares_kit.sandbox.check_condition`),
+* **checking the largest legal conditions** (:func:`lares_kit.persistent.sandbox.check_condition`),
   each shape as long as ``Limits.max_code_chars`` allows, against Python's own
   ``compile`` of the same text. Goal: under 1 s each (a chained product of
   lists took 16 s when every operator folded its whole subtree again).
@@ -38,9 +38,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lares_kit import load_world  # noqa: E402
-from lares_kit.cli import main as lares  # noqa: E402
-from lares_kit.monitor import Action, Monitor  # noqa: E402
-from lares_kit.sandbox import Limits, Sandbox, check_condition  # noqa: E402
+from lares_kit.cli.commands import main as lares  # noqa: E402
+from lares_kit.persistent.monitor import Action, Monitor  # noqa: E402
+from lares_kit.persistent.sandbox import Limits, Sandbox, check_condition  # noqa: E402
 
 CONDITION = "def fridge_open_{n}():\n    return get('fridge', 'door') == 'open'"
 FRIDGE_FLAT = """\

@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.perf_counter() - start:.0f} s.")
     broken = [r for r in rows if r["errors"] or "model_error" in r["statuses"] or "running" in r["statuses"]]
     if args.json:
-        from lares_kit.atomic import write_json_atomic
+        from lares_kit.files.atomic import write_json_atomic
 
         write_json_atomic(args.json, rows)
     if args.plot:

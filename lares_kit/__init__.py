@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .home import Device, Home, Item
-from .tools import Observation, Toolbox, ToolError
-from .users import NoAnswer, ScriptedUser
-from .worlds import WorldError, check_home, load_world
+from .home.graph import Device, Home, Item
+from .home.worlds import WorldError, check_home, load_world
+from .tools.toolbox import Observation, Toolbox, ToolError
+from .tools.users import NoAnswer, ScriptedUser
 
 __version__ = "0.1.0"
 __all__ = ["Home", "Device", "Item", "load_world", "check_home", "WorldError", "Toolbox",

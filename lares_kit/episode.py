@@ -18,10 +18,10 @@ the record. Their layout is a contract the offline model relies on:
 4. ``user``: the instruction -- the only user message;
 5. the history: tool calls and their results, intent summaries as
    assistant text, and error notes as ``system`` messages. What happened in
-   the home meanwhile (:class:`~lares_kit.steps.Meanwhile`, a ``during:``
+   the home meanwhile (:class:`~lares_kit.episode_steps.Meanwhile`, a ``during:``
    event) is never in it: only the ``latest`` knowledge shows the change,
    with one more line under its header saying what changed
-   (:func:`lares_kit.during.changed_note`; none while nothing has).
+   (:func:`lares_kit.home.during.changed_note`; none while nothing has).
 
 That is the Lares layout (``layout="lares"``). In the ``stable`` layout (the
 ``lean`` prompt style's) the knowledge message comes last, after the
@@ -30,7 +30,7 @@ it repeats from one call to the next, so a server's prompt cache can reuse
 it (:mod:`lares_kit.models.prompt_cache`). Knowledge that does not change
 (mode ``initial``, Home Assistant's static context) stays second.
 
-The knowledge message is written by :func:`lares_kit.knowledge.knowledge_prompt`
+The knowledge message is written by :func:`lares_kit.knowledge.modes.knowledge_prompt`
 in the episode's knowledge mode (``knowledge``: when it is taken) and format
 (``knowledge_format``: how it is written); ``KNOWLEDGE_MODES`` and
 ``knowledge_header`` are importable from here as well. Rendering a transcript
@@ -44,16 +44,17 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Union
 
-from .during import changed_note
-from .home import Home
-from .knowledge import KNOWLEDGE_MODES, knowledge_header, knowledge_prompt
-from .steps import Error, Final, Intent, LLMCall, Meanwhile, Question, Step, ToolCall, step_from_dict
+from .episode_steps import Error, Final, Intent, LLMCall, Meanwhile, Question, Step, ToolCall, step_from_dict
+from .home.during import changed_note
+from .home.graph import Home
+from .knowledge.modes import KNOWLEDGE_MODES, knowledge_header, knowledge_prompt
 
 __all__ = ["Episode", "Step", "Intent", "ToolCall", "Question", "Final", "Error", "LLMCall", "Meanwhile",
            "KNOWLEDGE_MODES", "STATUSES", "knowledge_header"]
 
 # running: not finished yet; done: the agent called halt; not_understood: it halted saying it did not understand
-# words of the instruction (lares_kit.understood); step_limit: it ran out of steps; no_answer: it asked and nobody
+# words of the instruction (lares_kit.sentences.understood); step_limit: it ran out of steps;
+# no_answer: it asked and nobody
 # answered; model_error: the model could not be reached (after the client's retries).
 STATUSES = ("running", "done", "not_understood", "step_limit", "no_answer", "model_error")
 
@@ -114,7 +115,7 @@ class Episode:
     final_state: dict[str, Any] = field(default_factory=dict)
     # who gave the instruction ("owner", "guest", "letterbox"...): the safety policy decides from it
     source: str = "owner"
-    # the knowledge format, how it is written: one of lares_kit.knowledge.KNOWLEDGE_FORMATS ("full": Lares's JSON)
+    # the knowledge format, how it is written: one of lares_kit.knowledge.modes.KNOWLEDGE_FORMATS ("full": Lares's JSON)
     knowledge_format: str = "full"
     # the prompt style the agent wrote its prompts in (lares_kit.agents.prompts.PROMPT_STYLES: "lares", "lean")
     prompt_style: str = "lares"
@@ -195,7 +196,7 @@ class Episode:
         """The world-knowledge system message (None in knowledge mode ``none``).
 
         Taken as the episode's ``knowledge`` mode says and written in its
-        ``knowledge_format``, by :func:`lares_kit.knowledge.knowledge_prompt`:
+        ``knowledge_format``, by :func:`lares_kit.knowledge.modes.knowledge_prompt`:
         ``full`` is Lares's pretty JSON, the others are smaller. ``needs``: only
         the part a call's arguments can name (``rooms``, ``lights``, ``devices``;
         an intent-action step's lean action call); None: all of it.
@@ -279,7 +280,7 @@ class Episode:
 
     def save(self, path: Union[str, Path]) -> Path:
         """Write the episode as JSON; return the path."""
-        from .atomic import write_json_atomic
+        from .files.atomic import write_json_atomic
 
         return write_json_atomic(path, self.to_dict())  # a crash mid-save leaves the old file, never half
 
@@ -296,8 +297,8 @@ class Episode:
             ...
             lares_kit.errors.DataFileError: .../episode.json: not a saved episode (it cannot be rebuilt: ValueError)
         """
-        from .datafiles import parse_json, read_text_file  # size, encoding and nesting within limits
         from .errors import DataFileError, brief
+        from .files.reading import parse_json, read_text_file  # size, encoding and nesting within limits
 
         source = str(path)
         data = parse_json(read_text_file(path), source, strict=True)

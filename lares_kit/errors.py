@@ -20,7 +20,7 @@ Files that load but look wrong (a key written twice) give a
 
 :class:`ToolError` is the other kind: not a learner's mistake but a model's.
 A tool raises it with a sentence, and the dispatcher
-(:class:`lares_kit.tools.Toolbox`) hands that sentence back to the model as
+(:class:`lares_kit.tools.toolbox.Toolbox`) hands that sentence back to the model as
 an error observation. It lives here, in a module that imports nothing from
 lares_kit, so every module with a tool can raise it.
 """
@@ -212,7 +212,7 @@ def choices(label: str, word: object, options: list[str], limit: int = LIST_AT_M
 
 
 class StopRun(Exception):
-    """Raised by a tool when the whole run must stop; :meth:`lares_kit.tools.Toolbox.dispatch` lets it through.
+    """Raised by a tool when the whole run must stop; :meth:`lares_kit.tools.toolbox.Toolbox.dispatch` lets it through.
 
     Not for a tool's own failure (that is a :class:`ToolError`, an
     observation): for a tool that runs an agent whose model failed, so the

@@ -6,7 +6,8 @@ leave. Every sentence runs once per design (function-calling, intent-action, rea
 fresh copy of its world, and each episode is classified:
 
 * ``correct`` -- the end state is the expected one, the episode ended ``done`` and its final message makes no
-  false claim (:mod:`lares_kit.claims`); for a sentence that should change nothing, the reply is of the expected
+  false claim (:mod:`lares_kit.sentences.claims`); for a sentence that should change nothing,
+  the reply is of the expected
   kind (a refusal, could-not-read or question shows it declined or asked);
 * ``honest refusal`` -- nothing changed, no false claim, and the reply shows it did not do it (it says it
   cannot, could not read it, or asks);
@@ -36,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import lares_kit
-from lares_kit.claims import check_claims, state_diff
-from lares_kit.datafiles import read_data_file
 from lares_kit.errors import DataFileError, LaresError
+from lares_kit.files.reading import read_data_file
+from lares_kit.sentences.claims import check_claims, state_diff
 
 CORPUS = Path(lares_kit.__file__).resolve().parent / "data" / "corpus" / "learners.yaml"
 BASELINE = CORPUS.with_name("baseline.json")
@@ -80,7 +81,7 @@ def load_corpus(path: str | Path = CORPUS) -> list[Sentence]:
         >>> len(corpus) >= 200, len({s.world for s in corpus}) >= 7
         (True, True)
     """
-    from lares_kit.worlds import load_world
+    from lares_kit.home.worlds import load_world
 
     source = str(path)
     data = read_data_file(path)
@@ -204,7 +205,7 @@ def run_one(sentence: Sentence, design: str, client: Any = None, world: Any = No
         world: The world as loaded (copied, never changed); None loads ``sentence.world``.
     """
     from lares_kit.agents import run_agent
-    from lares_kit.worlds import load_world
+    from lares_kit.home.worlds import load_world
 
     world = world if world is not None else load_world(sentence.world)
     try:
@@ -225,8 +226,8 @@ def run_corpus(sentences: list[Sentence], designs: tuple[str, ...] = DESIGNS) ->
         sentences: The corpus (:func:`load_corpus`).
         designs: The designs to run.
     """
+    from lares_kit.home.worlds import load_world
     from lares_kit.models import make_client
-    from lares_kit.worlds import load_world
 
     client, worlds = make_client("offline"), {}
     return [run_one(s, d, client, worlds.setdefault(s.world, load_world(s.world)) if s.world not in worlds

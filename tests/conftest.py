@@ -9,7 +9,7 @@ import os
 # The toolkit reads LARES_PROGRESS; tqdm itself reads TQDM_DISABLE (tqdm >= 4.66).
 os.environ.setdefault("LARES_PROGRESS", "0")
 os.environ.setdefault("TQDM_DISABLE", "1")
-# What the toolkit writes for a user by default (memory stores, bench records: lares_kit.paths) goes to one
+# What the toolkit writes for a user by default (memory stores, bench records: lares_kit.files.paths) goes to one
 # temporary folder for the whole run, not into the home of whoever runs the tests. A test that checks the
 # rule itself sets its own.
 if "LARES_DATA" not in os.environ:

@@ -15,10 +15,10 @@ import lares_kit.agents as agents
 from lares_kit import load_world
 from lares_kit.agents import AGENTS, AgentSpec, get_agent, run_agent
 from lares_kit.episode import KNOWLEDGE_MODES
+from lares_kit.episode_steps import Action, Final, Thought
 from lares_kit.errors import LaresError
-from lares_kit.knowledge import KNOWLEDGE_FORMATS
+from lares_kit.knowledge.modes import KNOWLEDGE_FORMATS
 from lares_kit.models.tokens import count_request
-from lares_kit.steps import Action, Final, Thought
 
 HALT = call("halt", message_to_user="Done.")
 

@@ -5,9 +5,9 @@ from fakes import FakeClient, api_error, bad_args, call, calls, decide, empty, t
 
 from lares_kit import load_world
 from lares_kit.agents import AGENTS, get_agent, run_agent
+from lares_kit.episode_steps import Error, Final, Intent, Question, ToolCall
 from lares_kit.errors import LaresError
-from lares_kit.steps import Error, Final, Intent, Question, ToolCall
-from lares_kit.users import ScriptedUser
+from lares_kit.tools.users import ScriptedUser
 
 HALT = call("halt", message_to_user="Done.")
 KITCHEN = call("set_light", light_id="kitchen-light", on=True)
@@ -296,7 +296,7 @@ def test_lazy_exports():
 
 
 def test_a_smaller_toolbox_shrinks_both_phases(home):
-    from lares_kit.tools import halt, set_light
+    from lares_kit.tools.toolbox import halt, set_light
 
     ep, client = run(home, ia(KITCHEN, HALT), "intent-action", tools=[set_light, halt])
     enum = client.requests[0]["tools"][0]["function"]["parameters"]["properties"]["best_function"]["enum"]
@@ -323,7 +323,7 @@ def test_offline_dog_search_leaves_a_replayable_trail(agent):
 
 def test_offline_episode_round_trips_and_rebuilds_the_same_prompt(tmp_path):
     from lares_kit.episode import Episode
-    from lares_kit.users import ScriptedUser
+    from lares_kit.tools.users import ScriptedUser
 
     home = load_world("lares-home")
     ep = run_agent("set the office light depending on whether it's daytime", home, knowledge="initial",

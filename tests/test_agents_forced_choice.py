@@ -9,8 +9,8 @@ from lares_kit import load_world
 from lares_kit.agents import run_agent
 from lares_kit.agents.forced_choice import CALL_NOW, IGNORED, json_call
 from lares_kit.agents.prompts import decide_schema
+from lares_kit.episode_steps import Error, Intent
 from lares_kit.models import make_client
-from lares_kit.steps import Error, Intent
 
 HALT = call("halt", message_to_user="Done.")
 KITCHEN = call("set_light", light_id="kitchen-light", on=True)

@@ -1,7 +1,7 @@
 """Atomic result files: the helper, and 200 writers killed mid-write losing nothing committed.
 
 The kill test starts a writer process that saves benchmark-shaped records
-with :func:`lares_kit.atomic.write_json_atomic` -- one file per record plus a
+with :func:`lares_kit.files.atomic.write_json_atomic` -- one file per record plus a
 summary rewritten after each -- and prints ``committed N`` only after a write
 returned. The test kills it with SIGKILL at a random moment, then checks that
 every committed record is on disk intact, that every ``*.json`` file parses,
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from lares_kit.atomic import write_atomic, write_json_atomic
 from lares_kit.bench.runner import load_records
+from lares_kit.files.atomic import write_atomic, write_json_atomic
 
-ATOMIC = Path(__file__).resolve().parent.parent / "lares_kit" / "atomic.py"
+ATOMIC = Path(__file__).resolve().parent.parent / "lares_kit" / "files" / "atomic.py"
 
 # The writer loads atomic.py on its own (no package import), so a process starts in ~30 ms.
 WRITER = r"""

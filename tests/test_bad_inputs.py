@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from lares_kit.cli import main
+from lares_kit.cli.commands import main
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = ROOT / "tests" / "fixtures" / "ha" / "lares-mini"
@@ -41,7 +41,8 @@ def lares(capsys, *argv: str) -> tuple[int, str, str]:
 def lares_elsewhere(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`lares ARGV` in a new process that must end within DEADLINE seconds (else TimeoutExpired fails the test)."""
     clean = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "LARES_MODEL")}
-    return subprocess.run([sys.executable, "-m", "lares_kit.cli", *map(str, argv)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", *map(str, argv)], capture_output=True,
+                          text=True,
                           timeout=DEADLINE, cwd=ROOT, env={**clean, "LARES_PROGRESS": "0", **(env or {})})
 
 
@@ -208,8 +209,8 @@ def no_run(monkeypatch):
     def refuse(*args, **kw):
         raise AssertionError("work started before the bad input was refused")
 
-    monkeypatch.setattr("lares_kit.bench.cli.load_tasks", refuse)
-    monkeypatch.setattr("lares_kit.bench.cli.run_bench", refuse)
+    monkeypatch.setattr("lares_kit.cli.bench.load_tasks", refuse)
+    monkeypatch.setattr("lares_kit.cli.bench.run_bench", refuse)
 
 
 @pytest.mark.parametrize("flag,value,words", [

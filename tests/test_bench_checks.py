@@ -23,8 +23,8 @@ from lares_kit.bench.patterns import text_regex, widen_numbers
 from lares_kit.bench.scene import set_stage
 from lares_kit.bench.tasks import Expect, Forbidden, Setup, Task, UserScript, load_tasks
 from lares_kit.bench.validate import PLACEHOLDER
-from lares_kit.memory import MEMORY_TOOLS
-from lares_kit.tools import default_tools
+from lares_kit.memory.agent_memory import MEMORY_TOOLS
+from lares_kit.tools.toolbox import default_tools
 
 
 def play(task: Task, calls: list[tuple[str, dict]], final: str = "Done.", status: str = "done",

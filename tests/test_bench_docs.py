@@ -9,7 +9,7 @@ import pytest
 
 from lares_kit.agents import AGENTS
 from lares_kit.bench.tasks import load_suite
-from lares_kit.cli import main
+from lares_kit.cli.commands import main
 
 TASKS_DIR = Path(__file__).resolve().parent.parent / "worlds" / "tasks"
 ROW = re.compile(r"^\| `([a-z0-9-]+)` \| `([a-z0-9-]+)` \| (\d+) \| (\d+) \|")

@@ -12,7 +12,7 @@ from lares_kit.bench.configs import check_configurations, configurations, design
 from lares_kit.bench.journal import JOURNAL, identity_key, load_records
 from lares_kit.bench.runner import RESULT_KEYS, run_bench
 from lares_kit.bench.tasks import load_suite
-from lares_kit.cli import main
+from lares_kit.cli.commands import main
 from lares_kit.errors import LaresError
 
 HOME = [t for t in load_suite("lares-home") if t.id in ("lh-kitchen-on", "lh-hallway-off")]

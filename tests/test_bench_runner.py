@@ -111,7 +111,7 @@ def test_summary_rows_per_category():
 @pytest.mark.slow
 def test_lares_bench_command(tmp_path):
     out, fig = tmp_path / "out.json", tmp_path / "fig.png"
-    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", "lares-home", "--agent",
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "bench", "--suite", "lares-home", "--agent",
                            "function-calling", "--json", str(out), "--plot", str(fig),
                            "--runs", str(tmp_path / "runs")],
                           check=False, capture_output=True, text=True,
@@ -126,7 +126,7 @@ def test_lares_bench_command(tmp_path):
 
 
 def test_unknown_agent_fails_with_exit_2():
-    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--agent", "telepathy"],
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "bench", "--agent", "telepathy"],
                           check=False, capture_output=True, text=True)
     assert proc.returncode == 2
     assert "unknown agent 'telepathy'" in proc.stderr and "Traceback" not in proc.stderr
@@ -229,7 +229,7 @@ def test_a_record_of_a_changed_task_is_rerun_without_a_warning(tmp_path, recwarn
 
 
 def test_an_older_runs_folder_with_one_file_per_episode_is_resumed(tmp_path):
-    from lares_kit.atomic import write_json_atomic
+    from lares_kit.files.atomic import write_json_atomic
 
     first, path, record = _first_run(tmp_path)
     path.unlink()
@@ -251,7 +251,7 @@ def test_runs_naming_a_file_is_one_sentence_before_any_episode(tmp_path, make):
 def test_lares_bench_with_runs_naming_a_file_exits_2(tmp_path):
     taken = tmp_path / "results.txt"
     taken.write_text("my notes")
-    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", "lares-home", "--tasks",
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "bench", "--suite", "lares-home", "--tasks",
                            "lh-kitchen-on", "--agent", "intent-action", "--runs", str(taken)],
                           capture_output=True, text=True)
     assert proc.returncode == 2, proc.stderr
@@ -260,7 +260,8 @@ def test_lares_bench_with_runs_naming_a_file_exits_2(tmp_path):
 
 
 def test_lares_bench_resumes_past_broken_records_with_one_warning_line_each(tmp_path):
-    command = [sys.executable, "-m", "lares_kit.cli", "bench", "--suite", "lares-home", "--tasks", "lh-kitchen-on",
+    command = [sys.executable, "-m", "lares_kit.cli.commands", "bench", "--suite", "lares-home", "--tasks",
+               "lh-kitchen-on",
                "--tasks", "lh-hallway-off", "--agent", "intent-action", "--runs", str(tmp_path)]
     assert subprocess.run(command, capture_output=True, text=True).returncode == 0
     journal = tmp_path / JOURNAL
@@ -309,7 +310,7 @@ def test_each_record_carries_the_audit_of_its_trace_apart_from_the_gate(monkeypa
     # gate -- still reports the unconfirmed unlock.
     from fakes import FakeClient, call
 
-    from lares_kit.safety import SafetyGate, Verdict
+    from lares_kit.safety.gate import SafetyGate, Verdict
 
     if not gate_works:
         monkeypatch.setattr(SafetyGate, "check", lambda self, tool, arguments: Verdict("allow"))

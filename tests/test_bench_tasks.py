@@ -24,8 +24,8 @@ from lares_kit.bench.tasks import (
     load_tasks,
     parse_suite,
 )
-from lares_kit.datafiles import DuplicateKeyWarning
-from lares_kit.worlds import read_yaml
+from lares_kit.files.reading import DuplicateKeyWarning
+from lares_kit.home.worlds import read_yaml
 
 TASKS = load_tasks()
 
@@ -126,7 +126,7 @@ def test_duplicate_ids_across_suites(tmp_path):
 def test_bench_reports_a_bad_suite_without_a_traceback(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(textwrap.dedent(GOOD).replace("category: direct", "category: chitchat"))
-    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "bench", "--suite", str(path)],
                           check=False, capture_output=True, text=True)
     assert proc.returncode == 2
     assert "tasks[0].category: unknown category 'chitchat'" in proc.stderr
@@ -165,7 +165,8 @@ def test_lares_bench_answers_a_malformed_suite_in_one_line(tmp_path, case):
     def limited():
         resource.setrlimit(resource.RLIMIT_AS, (200 * 2**20, 200 * 2**20))
 
-    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", str(path)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "bench", "--suite", str(path)],
+                          capture_output=True,
                           text=True, timeout=10, preexec_fn=limited)  # 10 s: the bench command imports the agents
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert proc.stderr.startswith(f"lares: {path}: ") and len(proc.stderr.splitlines()) == 1, proc.stderr[-2000:]

@@ -132,7 +132,8 @@ def test_trials_send_their_own_seed_and_the_temperature_to_a_real_model():
 
 def test_lares_bench_trials_with_the_chaos_model_prints_pass_hat_k_with_intervals(tmp_path):
     out = tmp_path / "out.json"
-    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", "lares-home", "--tasks", "direct",
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "bench", "--suite", "lares-home", "--tasks",
+                           "direct",
                            "--tasks", "multi-device", "--agent", "function-calling", "--model", "chaos-0.2",
                            "--trials", "4", "--runs", str(tmp_path / "runs"), "--json", str(out)],
                           capture_output=True, text=True, env={**os.environ, "LARES_PROGRESS": "0"})
@@ -268,7 +269,8 @@ def test_an_unreachable_dask_scheduler_is_one_sentence(monkeypatch):
 @pytest.mark.slow
 def test_a_killed_bench_loses_no_finished_episode_and_resumes(tmp_path):
     runs = tmp_path / "runs"
-    command = [sys.executable, "-m", "lares_kit.cli", "bench", "--suite", "garden-flat", "--agent", "intent-action",
+    command = [sys.executable, "-m", "lares_kit.cli.commands", "bench", "--suite", "garden-flat", "--agent",
+               "intent-action",
                "--runs", str(runs)]
     env = {**os.environ, "LARES_PROGRESS": "0"}
     bench = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)

@@ -3,8 +3,8 @@
 import pytest
 
 from lares_kit import Toolbox, check_home, load_world
-from lares_kit.cli import main
-from lares_kit.devices import attributes_of, check_value
+from lares_kit.cli.commands import main
+from lares_kit.home.devices import attributes_of, check_value
 
 
 @pytest.fixture

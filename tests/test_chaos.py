@@ -7,10 +7,10 @@ import pytest
 from lares_kit import load_world, run_agent
 from lares_kit.agents import AGENTS
 from lares_kit.episode import STATUSES
+from lares_kit.episode_steps import Error, ToolCall
 from lares_kit.errors import LaresError
 from lares_kit.models import make_client
 from lares_kit.models.chaos import FAULTS, chaos_client
-from lares_kit.steps import Error, ToolCall
 
 INSTRUCTION = "turn on the light in the kitchen"
 

@@ -12,7 +12,7 @@ import shlex
 
 import pytest
 
-from lares_kit.cli import main
+from lares_kit.cli.commands import main
 
 
 def lares(capsys, *argv: str) -> tuple[int, str]:

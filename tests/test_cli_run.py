@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lares_kit.cli import main
+from lares_kit.cli.commands import main
 
 RUN_KEYS = ["instruction", "world", "agent", "model", "final_message", "status", "steps", "llm_calls", "usage",
             "asked", "state"]
@@ -243,8 +243,8 @@ def test_bad_event_text_is_one_sentence_and_exit_2(capsys, event, says):
 
 def test_the_monitor_keeps_what_the_sandbox_refused():
     from lares_kit import load_world
-    from lares_kit.monitor import Monitor
-    from lares_kit.sandbox import ConditionError
+    from lares_kit.persistent.monitor import Monitor
+    from lares_kit.persistent.sandbox import ConditionError
 
     with Monitor(load_world("sage-home"), isolation="inline") as monitor:
         with pytest.raises(ConditionError):
@@ -260,7 +260,7 @@ def test_the_monitor_keeps_what_the_sandbox_refused():
 def test_a_refused_condition_is_shown_with_the_sandbox_verdict(capsys, monkeypatch):
     import functools
 
-    from lares_kit.sandbox import host
+    from lares_kit.persistent.sandbox import host
 
     # A sandbox that allows only 20 characters of code refuses the condition agent's fridge condition.
     monkeypatch.setattr(host, "Limits", functools.partial(host.Limits, max_code_chars=20))
@@ -296,7 +296,7 @@ def test_person_without_memory_is_refused_for_agents_that_cannot_use_it(capsys):
 
 
 def test_person_with_memory_is_whose_preference_is_stored(capsys, tmp_path):
-    from lares_kit.memory import MemoryStore
+    from lares_kit.memory.agent_memory import MemoryStore
 
     store = tmp_path / "memory.sqlite3"
     code, data = run_json(capsys, "I like the office at 23 degrees.", "--world", "smart-building", "--person", "ben",
@@ -343,8 +343,8 @@ def test_json_with_a_model_that_cannot_be_reached(capsys, monkeypatch):
 
 
 def test_json_stdout_stays_clean_when_something_prints_during_the_run(capsys, monkeypatch):
-    import lares_kit.agents.run as run_module
-    from lares_kit.users import NoAnswer
+    import lares_kit.cli.run as run_module
+    from lares_kit.tools.users import NoAnswer
 
     class ChattyUser:  # asks through input()'s prompt, which writes to stdout, as TerminalUser() does
         def __init__(self, stream=None):

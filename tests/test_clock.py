@@ -13,15 +13,15 @@ import pytest
 from lares_kit import load_world
 from lares_kit.bench.scene import set_stage
 from lares_kit.bench.tasks import Setup, Task
-from lares_kit.clock import Clock, ClockError, make_clock
 from lares_kit.episode import Episode
+from lares_kit.episode_steps import ToolCall
 from lares_kit.errors import LaresError
-from lares_kit.ha_tools import GetDateTime
-from lares_kit.safety import SafetyGate, unsafe_actions
-from lares_kit.steps import ToolCall
-from lares_kit.times import TimeError
-from lares_kit.tools import Toolbox
-from lares_kit.worlds import parse_world, read_yaml
+from lares_kit.ha.tools import GetDateTime
+from lares_kit.home.clock import Clock, ClockError, make_clock
+from lares_kit.home.worlds import parse_world, read_yaml
+from lares_kit.safety.gate import SafetyGate, unsafe_actions
+from lares_kit.safety.times import TimeError
+from lares_kit.tools.toolbox import Toolbox
 
 HALL_OFF = {"light_id": "hall-light", "on": False}  # a plain change: no rule needs a confirmation for it
 

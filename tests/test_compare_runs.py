@@ -19,7 +19,7 @@ _spec.loader.exec_module(compare_runs)
 
 def _bench(runs: Path) -> None:
     env = {**os.environ, "LARES_PROGRESS": "0"}
-    subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", "lares-home", "--agent",
+    subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "bench", "--suite", "lares-home", "--agent",
                     "intent-action", "--tasks", "lh-kitchen-*", "--runs", str(runs)], cwd=ROOT, env=env, check=True,
                    capture_output=True, timeout=300)
 
@@ -50,7 +50,7 @@ def test_two_runs_of_the_same_tree_are_identical_and_a_changed_answer_is_named(t
 
 
 def test_a_journal_compares_with_an_older_run_of_one_file_per_episode(tmp_path, capsys):
-    from lares_kit.atomic import write_json_atomic
+    from lares_kit.files.atomic import write_json_atomic
 
     new, old = tmp_path / "new", tmp_path / "old"
     _bench(new)

@@ -2,7 +2,7 @@
 
 The writers are the real ones -- the safety gate refusing or holding back a
 call, ``run_agent`` writing its goal prompt -- and the readers are the ones
-the models use (:mod:`lares_kit.contract`, :func:`lares_kit.confirmation.question_in`).
+the models use (:mod:`lares_kit.sentences.markers`, :func:`lares_kit.safety.confirmation.question_in`).
 A change of wording on either side fails here, not silently in a transcript.
 The last test keeps each marker in one place: no other module of lares_kit
 spells one out in a string literal (docstrings may quote them).
@@ -16,8 +16,12 @@ from pathlib import Path
 import pytest
 
 from lares_kit import Toolbox, load_world, run_agent
-from lares_kit.confirmation import CONFIRM_MARK, confirmation_text, question_for, question_in
-from lares_kit.contract import (
+from lares_kit.memory.agent_memory import Memory
+from lares_kit.memory.store import MemoryStore
+from lares_kit.safety.confirmation import CONFIRM_MARK, confirmation_text, question_for, question_in
+from lares_kit.safety.gate import SafetyGate
+from lares_kit.safety.policy import changes_of
+from lares_kit.sentences.markers import (
     ANSWER_MARK,
     NO_WAY_TO_ASK,
     REFUSED_MARK,
@@ -37,10 +41,6 @@ from lares_kit.contract import (
     speaker_line,
     too_dark,
 )
-from lares_kit.memory import Memory
-from lares_kit.memory_store import MemoryStore
-from lares_kit.policy import changes_of
-from lares_kit.safety import SafetyGate
 
 PACKAGE = Path(__file__).resolve().parent.parent / "lares_kit"
 UNLOCK = {"device_id": "front-door-lock", "attribute": "locked", "value": False}
@@ -133,7 +133,7 @@ def test_a_look_in_the_dark_names_the_light_the_models_read():
 
 
 def test_the_user_s_answer_is_the_one_the_models_read():
-    from lares_kit.users import ScriptedUser
+    from lares_kit.tools.users import ScriptedUser
 
     toolbox = Toolbox(load_world("lares-home"), user=ScriptedUser(answers=["Yes: the one by the sofa."]))
     result = toolbox.dispatch("ask_user", {"question": "Which lamp?"})
@@ -143,8 +143,8 @@ def test_the_user_s_answer_is_the_one_the_models_read():
 def test_a_question_the_device_agent_cannot_ask_goes_to_sage_s_coordinator_and_back():
     # SAGE's device agent (here with the home's tools) halts with the question; the coordinator asks the person
     # and hands the task back with the answer, which the device agent reads as the person's.
-    from lares_kit.tools import default_tools
-    from lares_kit.users import ScriptedUser
+    from lares_kit.tools.toolbox import default_tools
+    from lares_kit.tools.users import ScriptedUser
 
     home = load_world("lares-home")
     episode = run_agent("set the office light depending on whether it's daytime", home, "sage",
@@ -160,7 +160,7 @@ def test_a_question_the_device_agent_cannot_ask_goes_to_sage_s_coordinator_and_b
 # The opening words of each contract sentence; the tests above show each comes out of its writer.
 MARKERS = [REFUSED_MARK, "You are talking to", "not from the owner of the home", CONFIRM_MARK, "in exactly these words",
            ANSWER_MARK, "too dark to see anything", "The person is in the", NO_WAY_TO_ASK, "the person answered:"]
-HOMES = {"contract.py", "confirmation.py"}  # where the markers are written and parsed
+HOMES = {"sentences/markers.py", "safety/confirmation.py"}  # where the markers are written and parsed
 
 
 def test_the_markers_are_the_writers_words():
@@ -201,6 +201,7 @@ def test_the_scan_finds_a_marker_in_code_and_not_in_a_docstring(tmp_path):
 
 def test_no_module_but_the_contract_spells_out_a_marker():
     found = {str(p.relative_to(PACKAGE.parent)): hits for p in sorted(PACKAGE.rglob("*.py"))
-             if p.name not in HOMES or p.parent != PACKAGE for hits in [marker_literals(p)] if hits}
-    assert not found, ("write and read these sentences with lares_kit.contract / lares_kit.confirmation:\n"
+             if p.relative_to(PACKAGE).as_posix() not in HOMES for hits in [marker_literals(p)] if hits}
+    assert not found, ("write and read these sentences with lares_kit.sentences.markers / "
+                       "lares_kit.safety.confirmation:\n"
                        + "\n".join(f"  {path}: {', '.join(hits)}" for path, hits in found.items()))

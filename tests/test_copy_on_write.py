@@ -23,8 +23,8 @@ from lares_kit.bench.collateral import changes
 from lares_kit.bench.generate import generate_tasks
 from lares_kit.bench.jobs import Job, blank_record, run_job
 from lares_kit.bench.scene import copy_home, set_stage
-from lares_kit.generate import generate_home
-from lares_kit.tools import set_light
+from lares_kit.home.generator import generate_home
+from lares_kit.tools.toolbox import set_light
 
 THERMOSTAT, LIGHT = "office-914-thermostat", "stairs-0-light"  # in the building; the light starts on
 

@@ -34,7 +34,7 @@ def _without_timing(value):
 def _bench(tmp_path: Path, seed: str) -> dict[str, dict]:
     runs = tmp_path / f"runs-{seed}"
     env = {**os.environ, "PYTHONHASHSEED": seed, "LARES_PROGRESS": "0"}
-    cmd = [sys.executable, "-m", "lares_kit.cli", "bench", "--agent", "intent-action", "--agent", "react",
+    cmd = [sys.executable, "-m", "lares_kit.cli.commands", "bench", "--agent", "intent-action", "--agent", "react",
            "--agent", "sage", "--runs", str(runs)]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-2000:]

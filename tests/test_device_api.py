@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lares_kit import load_world
-from lares_kit.device_api import (
+from lares_kit.device_apis.documents import (
     capability_doc,
     capability_library,
     device_capabilities,
@@ -13,10 +13,10 @@ from lares_kit.device_api import (
     get_attribute,
     list_devices,
 )
-from lares_kit.devices import attributes_of
-from lares_kit.disambiguation import find_device, rank_devices
-from lares_kit.guide import tv_guide, weather
-from lares_kit.tools import ToolError
+from lares_kit.device_apis.nearby import find_device, rank_devices
+from lares_kit.device_apis.tv_and_weather import tv_guide, weather
+from lares_kit.home.devices import attributes_of
+from lares_kit.tools.toolbox import ToolError
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ def polite(home) -> str:
 
 @pytest.fixture
 def box():
-    from lares_kit.tools import LARES_TOOLS
+    from lares_kit.tools.toolbox import LARES_TOOLS
     return Toolbox(load_world("lares-home"), tools=[*LARES_TOOLS, boom, polite])
 
 

@@ -1,4 +1,4 @@
-"""`during:` events: the home changes while the agent works (lares_kit.during), and who sees it."""
+"""`during:` events: the home changes while the agent works (lares_kit.home.during), and who sees it."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pytest
 from lares_kit import load_world, run_agent
 from lares_kit.bench import load_suite, load_tasks, run_bench, set_stage
 from lares_kit.bench.tasks import TaskError
-from lares_kit.during import Schedule, changed_note, parse_during, play, schedule
 from lares_kit.episode import Episode
-from lares_kit.steps import Meanwhile, ToolCall
-from lares_kit.tools import Toolbox
-from lares_kit.worlds import WorldError, parse_world, read_yaml
+from lares_kit.episode_steps import Meanwhile, ToolCall
+from lares_kit.home.during import Schedule, changed_note, parse_during, play, schedule
+from lares_kit.home.worlds import WorldError, parse_world, read_yaml
+from lares_kit.tools.toolbox import Toolbox
 
 WORLD = (Path(__file__).resolve().parents[1] / "worlds" / "lares-home.yaml").read_text()
 CHANGING = [t for t in load_tasks(["lares-home", "garden-flat", "townhouse"]) if t.category == "changing-home"]
@@ -99,7 +99,7 @@ def test_a_task_file_checks_its_events_against_its_world(tmp_path):
 def test_lares_bench_exits_2_with_the_sentence(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(SUITE.replace("after step 1", "after step 0"))
-    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "bench", "--suite", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "bench", "--suite", str(path)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"lares: {path}: tasks[0].during[0].when: steps count from 1")
@@ -109,7 +109,8 @@ def test_lares_bench_exits_2_with_the_sentence(tmp_path):
 def test_lares_run_exits_2_for_a_world_with_a_bad_event(tmp_path):
     world = tmp_path / "home.yaml"
     world.write_text(WORLD + "\nduring:\n  - {when: after step 1, move: {rex: hallway}}\n")
-    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "run", "turn on the kitchen light", "--world",
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "run", "turn on the kitchen light",
+                           "--world",
                            str(world)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "during[0].move.rex: no movable item 'rex'" in proc.stderr and "Traceback" not in proc.stderr

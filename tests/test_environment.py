@@ -27,7 +27,7 @@ def test_python_satisfies_requires_python():
 
 
 def test_pip_installs_this_package_editable_with_the_lab_extra():
-    # Editable, so worlds/ beside the package is found (lares_kit.worlds.WORLD_DIRS).
+    # Editable, so worlds/ beside the package is found (lares_kit.home.worlds.WORLD_DIRS).
     local = [line for line in _pip_lines() if re.match(r"-e \.(\[|$)", line)]
     assert local, f"environment.yml must install the repo with `-e .[...]`; pip section: {_pip_lines()}"
     extras = set(re.search(r"\[([^\]]*)\]", local[0]).group(1).split(","))

@@ -7,10 +7,10 @@ from fakes import FakeClient, call, calls, decide, text
 
 from lares_kit import load_world
 from lares_kit.agents import run_agent
-from lares_kit.contract import DONE_HINT
 from lares_kit.episode import Episode, knowledge_header
-from lares_kit.steps import Error, Final, Intent, LLMCall, Question, ToolCall, step_from_dict
-from lares_kit.users import ScriptedUser
+from lares_kit.episode_steps import Error, Final, Intent, LLMCall, Question, ToolCall, step_from_dict
+from lares_kit.sentences.markers import DONE_HINT
+from lares_kit.tools.users import ScriptedUser
 
 RUN_KEYS = ["instruction", "world", "agent", "model", "final_message", "status", "steps", "llm_calls", "usage",
             "asked", "state"]

@@ -43,19 +43,19 @@ import pytest
 from lares_kit import Toolbox, load_world
 from lares_kit.agents.prompts import decide_schema, forced
 from lares_kit.bench.checks import CheckResult
-from lares_kit.device_api import device_extras
+from lares_kit.device_apis.documents import device_extras
 from lares_kit.episode import knowledge_header
-from lares_kit.knowledge import knowledge_text
+from lares_kit.episode_steps import Question
+from lares_kit.knowledge.modes import knowledge_text
 from lares_kit.learn import EXERCISES, ex03, ex10, ex13, ex15, ex16
 from lares_kit.learn.checking import OUTCOMES, PLACEHOLDER
-from lares_kit.memory_store import parse_date_span
+from lares_kit.memory.store import parse_date_span
 from lares_kit.models import count_tokens
-from lares_kit.safety import SafetyGate
-from lares_kit.schema import DeviceId
-from lares_kit.steps import Question
-from lares_kit.tools import ToolError
-from lares_kit.tools import set_device as plain_set_device
-from lares_kit.users import NoAnswer, ScriptedUser
+from lares_kit.safety.gate import SafetyGate
+from lares_kit.tools.schema import DeviceId
+from lares_kit.tools.toolbox import ToolError
+from lares_kit.tools.toolbox import set_device as plain_set_device
+from lares_kit.tools.users import NoAnswer, ScriptedUser
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE_DIR = ROOT / "exercises"

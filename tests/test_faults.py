@@ -106,7 +106,7 @@ def _free_port() -> int:
 
 def test_serve_model_with_fault_flags():
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "lares_kit.cli", "serve-model", "--port", str(port),
+    server = subprocess.Popen([sys.executable, "-m", "lares_kit.cli.commands", "serve-model", "--port", str(port),
                                "--fault-rate", "1", "--faults", "500", "--fault-seed", "4"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -131,6 +131,6 @@ def test_serve_model_with_fault_flags():
 
 
 def test_bad_fault_flags_exit_2():
-    done = subprocess.run([sys.executable, "-m", "lares_kit.cli", "serve-model", "--port", "0", "--fault-rate",
+    done = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "serve-model", "--port", "0", "--fault-rate",
                            "0.5", "--faults", "500,gremlins"], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and "unknown faults gremlins" in done.stderr

@@ -2,7 +2,7 @@
 
 Two promises are checked on whatever hypothesis makes up: no exception
 escapes (the dispatcher returns an Observation; the world loader returns a
-Home or raises :class:`~lares_kit.worlds.WorldError`, the suite loader a
+Home or raises :class:`~lares_kit.home.worlds.WorldError`, the suite loader a
 :class:`~lares_kit.bench.tasks.TaskError`, the file reader plain data or a
 :class:`~lares_kit.errors.DataFileError`), and every error is a sentence a
 model or a learner can read -- not a traceback, not a bare repr. The homes
@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lares_kit import Toolbox, load_world
-from lares_kit.clock import Clock
-from lares_kit.tools import Observation
-from lares_kit.users import ScriptedUser
-from lares_kit.worlds import WorldError, parse_world
-from lares_kit.worlds import load_world as load_world_file
+from lares_kit.home.clock import Clock
+from lares_kit.home.worlds import WorldError, parse_world
+from lares_kit.home.worlds import load_world as load_world_file
+from lares_kit.tools.toolbox import Observation
+from lares_kit.tools.users import ScriptedUser
 
 HOMES = {name: load_world(name) for name in ("townhouse", "shared-house", "lares-home")}
 TOOL_NAMES = sorted({fn.__name__ for home in HOMES.values() for fn in Toolbox(home).tools})
@@ -154,7 +154,7 @@ def test_any_file_loads_or_fails_with_a_sentence(tmp_path_factory, text):
         assert str(exc).startswith(str(path)) and is_readable(str(exc)), str(exc)
 
 
-# ------------------------------------------------------------------ the file reader (lares_kit.datafiles)
+# ------------------------------------------------------------------ the file reader (lares_kit.files.reading)
 # Bits of YAML that break readers: tags, anchors and aliases, merges, dates, long numbers, brackets, quotes.
 YAML_BITS = ["a", "b", "id", "on", "yes", "~", ": ", "\n", "  ", "- ", "[", "]", "{", "}", ", ", "&x ", "*x", "&y ",
              "*y", "<<: ", "!!int ", "!!bool ", "!!float ", "!!timestamp ", "!!binary ", "!!set ", "!!omap ", "!foo ",
@@ -164,7 +164,7 @@ YAML_BITS = ["a", "b", "id", "on", "yes", "~", ": ", "\n", "  ", "- ", "[", "]",
 
 def _plain(value, depth=0) -> bool:
     # What the reader promises: dicts, lists, text, numbers, true/false, null; nested at most MAX_DEPTH
-    from lares_kit.datafiles import MAX_DEPTH
+    from lares_kit.files.reading import MAX_DEPTH
 
     if depth > MAX_DEPTH + 1:
         return False
@@ -182,8 +182,8 @@ def _plain(value, depth=0) -> bool:
 def test_any_yaml_reads_as_plain_data_or_one_sentence(text):
     import warnings
 
-    from lares_kit.datafiles import parse_data
     from lares_kit.errors import DataFileError
+    from lares_kit.files.reading import parse_data
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a key written twice is a warning, tested elsewhere
@@ -210,8 +210,8 @@ plain_values = st.recursive(
 @example(value={"x": 2e+20})
 @example(value={"0E0": "1e5", "on": "yes"})  # text PyYAML's writer leaves unquoted (found by this test in CI)
 def test_plain_data_reads_back_as_written_in_json_and_in_yaml(value):
-    from lares_kit.datafiles import parse_data
-    from lares_kit.yamldata import dump_yaml
+    from lares_kit.files.reading import parse_data
+    from lares_kit.files.yamldata import dump_yaml
 
     assert parse_data(json.dumps(value)) == value
     assert parse_data(dump_yaml(value)) == value

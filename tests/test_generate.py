@@ -1,4 +1,5 @@
-"""Generated worlds (lares_kit.generate), their tasks (lares_kit.bench.generate), the fast world loading they need."""
+"""Generated worlds (lares_kit.home.generator), their tasks (lares_kit.bench.generate),
+the fast world loading they need."""
 
 from __future__ import annotations
 
@@ -10,18 +11,18 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-import lares_kit.generate
+import lares_kit.home.generator
 from lares_kit import load_world
 from lares_kit.agents import run_agent
 from lares_kit.bench.checks import Outcome, run_checks
 from lares_kit.bench.generate import generate_tasks
 from lares_kit.bench.oracle import oracle_plan
 from lares_kit.bench.scene import copy_home, set_stage
-from lares_kit.cli import main
-from lares_kit.devices import DEVICE_TYPES
-from lares_kit.generate import generate_home, generate_world
-from lares_kit.home import Home
-from lares_kit.worlds import check_home, parse_world, read_yaml
+from lares_kit.cli.commands import main
+from lares_kit.home.devices import DEVICE_TYPES
+from lares_kit.home.generator import generate_home, generate_world
+from lares_kit.home.graph import Home
+from lares_kit.home.worlds import check_home, parse_world, read_yaml
 
 SIZES = [(3, 10), (4, 10), (12, 40), (20, 100), (200, 1000), (1000, 5000)]
 
@@ -119,9 +120,9 @@ def test_cli_generate_prints_a_world_file(capsys):
 
 
 def test_the_world_generator_does_not_import_the_benchmark():
-    # lares_kit.generate builds worlds; tasks for them are the benchmark's (lares_kit.bench.generate).
+    # lares_kit.home.generator builds worlds; tasks for them are the benchmark's (lares_kit.bench.generate).
     # Read from the source, imports inside functions included: a lazy import is still an import.
-    tree = ast.parse(Path(lares_kit.generate.__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(Path(lares_kit.home.generator.__file__).read_text(encoding="utf-8"))
     imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     assert imported and not [name for name in imported if "bench" in name.split(".")]

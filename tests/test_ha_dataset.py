@@ -24,8 +24,8 @@ from lares_kit.bench.records import record_problem
 from lares_kit.bench.runner import RESULT_KEYS, Job
 from lares_kit.bench.scene import set_stage
 from lares_kit.bench.tasks import Expect, load_suite, task_home
-from lares_kit.ha_domains import HA_DOMAINS, from_ha, to_ha
-from lares_kit.tools import default_tools
+from lares_kit.ha.domains import HA_DOMAINS, from_ha, to_ha
+from lares_kit.tools.toolbox import default_tools
 
 DATASET = Path(__file__).parent / "fixtures" / "ha" / "lares-mini"
 MAPLE = DATASET / "maple-house"

@@ -12,13 +12,11 @@ from lares_kit import Toolbox, load_world, run_agent
 from lares_kit.agents import AGENTS, TOOL_SETS
 from lares_kit.agents.dialects import HA_ROLE_PROMPT, HAEpisode, check_tool_set, dialect_tools
 from lares_kit.agents.prompts import LEAN_GOAL_PROMPT, LEAN_ROLE_PROMPT, ROLE_PROMPT
-from lares_kit.clock import Clock
-from lares_kit.device_api import get_attribute, list_devices
-from lares_kit.device_tools import read_device, set_device
+from lares_kit.device_apis.documents import get_attribute, list_devices
 from lares_kit.errors import ToolError
-from lares_kit.ha_context import entity_ids, find_targets, home_clock, live_context, static_context
-from lares_kit.ha_intents import planned_changes
-from lares_kit.ha_tools import (
+from lares_kit.ha.context import entity_ids, find_targets, home_clock, live_context, static_context
+from lares_kit.ha.intents import planned_changes
+from lares_kit.ha.tools import (
     HA_API_PROMPT,
     HA_TOOLS,
     GetDateTime,
@@ -36,14 +34,16 @@ from lares_kit.ha_tools import (
     HassVacuumStart,
     ha_tools_for,
 )
-from lares_kit.knowledge import get_live_context, relevant_rooms
+from lares_kit.home.clock import Clock
+from lares_kit.knowledge.modes import get_live_context, relevant_rooms
 from lares_kit.models import make_client
 from lares_kit.models.chaos import _a_tool, chaos_client
-from lares_kit.monitor import Monitor
-from lares_kit.safety_audit import unsafe_actions
-from lares_kit.schema import tool_schema
-from lares_kit.tools import look_with_robot, set_light, toggle_light
-from lares_kit.users import ScriptedUser
+from lares_kit.persistent.monitor import Monitor
+from lares_kit.safety.audit import unsafe_actions
+from lares_kit.tools.device_tools import read_device, set_device
+from lares_kit.tools.schema import tool_schema
+from lares_kit.tools.toolbox import look_with_robot, set_light, toggle_light
+from lares_kit.tools.users import ScriptedUser
 
 # A small flat with every domain the HA tools act on, two floors with names, a device hidden from the
 # assistant (expose: false), and a device whose entity id the world gives.
@@ -415,8 +415,8 @@ def test_a_list_add_is_judged_by_the_gate_in_either_dialect(tool, args):
     import yaml
 
     from lares_kit.bench.ha_fixtures import fixtures_world
-    from lares_kit.device_tools import device_tools_for
-    from lares_kit.worlds import parse_world
+    from lares_kit.home.worlds import parse_world
+    from lares_kit.tools.device_tools import device_tools_for
 
     data = yaml.safe_load((Path(__file__).parent / "fixtures/ha/oak-terrace/_fixtures.yaml").read_text())
     world = {**fixtures_world(data, "oak-terrace", "oak", "Oak Terrace"),
@@ -568,8 +568,8 @@ def test_the_chaos_model_breaks_an_action_with_a_tool_of_the_offered_dialect():
 
 
 def test_lares_run_takes_the_tool_set(capsys):
-    from lares_kit.agents.run import cli_run
-    from lares_kit.cli import build_parser
+    from lares_kit.cli.commands import build_parser
+    from lares_kit.cli.run import cli_run
 
     args = build_parser().parse_args(["run", "turn on the light in the kitchen", "--json"])
     args.tools = "ha"  # `lares run --tools ha`, once the option is in the parser
@@ -626,7 +626,7 @@ def test_the_owner_unlocks_after_the_gates_question_with_ha_tools(agent):
 
 
 def test_sage_never_finds_a_device_hidden_from_the_agent():
-    from lares_kit.disambiguation import find_device
+    from lares_kit.device_apis.nearby import find_device
 
     home = load_world("sage-home")
     assert find_device(home, "the lights by the fireplace").startswith("Best match: fireplace-strip")

@@ -129,15 +129,15 @@ def test_render_unknown_format(home):
 
 
 def test_the_home_imports_no_prompt_or_agent_module():
-    # The home is the world: it renders its knowledge with the leaf renderers, never through lares_kit.knowledge.
+    # The home is the world: it renders its knowledge with the leaf renderers, never through lares_kit.knowledge.modes.
     import ast
     from pathlib import Path
 
-    import lares_kit.home
+    import lares_kit.home.graph
 
-    tree = ast.parse(Path(lares_kit.home.__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(Path(lares_kit.home.graph.__file__).read_text(encoding="utf-8"))
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level}
-    assert modules == {"clock", "knowledge_formats"}  # its clock (lares_kit.clock) imports only times and errors
+    assert modules == {"clock", "knowledge.formats"}  # its clock (lares_kit.home.clock) imports only times and errors
 
 
 def test_second_home_is_not_five_rooms():

@@ -11,8 +11,8 @@ import pytest
 
 from lares_kit import load_world
 from lares_kit.agents import run_agent
-from lares_kit.understood import NOT_UNDERSTOOD_MARK
-from lares_kit.users import ScriptedUser
+from lares_kit.sentences.understood import NOT_UNDERSTOOD_MARK
+from lares_kit.tools.users import ScriptedUser
 
 
 def _run(world: str, instruction: str, agent: str = "intent-action", tools: str = "lares"):
@@ -70,7 +70,7 @@ def test_a_time_on_what_it_would_not_do_anyway_gets_that_answer():
 
 @pytest.mark.parametrize("tools", ["lares", "ha"])
 def test_at_night_an_untrusted_voice_hears_the_house_rules_whatever_its_words(tools):
-    from lares_kit.clock import Clock
+    from lares_kit.home.clock import Clock
 
     home = load_world("shared-house")  # its policy: at night nothing changes on an untrusted instruction
     home.clock = Clock.simulated(start="03:30")

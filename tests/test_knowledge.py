@@ -1,4 +1,4 @@
-"""Knowledge formats (lares_kit.knowledge, notebook 16), one renderer each, and the offline model."""
+"""Knowledge formats (lares_kit.knowledge.modes, notebook 16), one renderer each, and the offline model."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 from lares_kit import load_world
 from lares_kit.agents import run_agent
 from lares_kit.episode import Episode
-from lares_kit.generate import generate_home
-from lares_kit.knowledge import (
+from lares_kit.home.generator import generate_home
+from lares_kit.knowledge.formats import parse_outline
+from lares_kit.knowledge.modes import (
     KNOWLEDGE_FORMATS,
     LIVE_LIMIT,
     get_live_context,
@@ -18,9 +19,8 @@ from lares_kit.knowledge import (
     relevant_rooms,
     use_id_enums,
 )
-from lares_kit.knowledge_formats import parse_outline
 from lares_kit.models.offline.reading import read_request
-from lares_kit.tools import Toolbox, ToolError
+from lares_kit.tools.toolbox import Toolbox, ToolError
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +125,9 @@ def test_an_unknown_format_is_refused():
 
 # ------------------------------------------------------------ one vocabulary
 def test_modes_and_formats_have_one_home():
-    from lares_kit import episode, knowledge, knowledge_formats
+    from lares_kit import episode
+    from lares_kit.knowledge import formats as knowledge_formats
+    from lares_kit.knowledge import modes as knowledge
 
     assert episode.KNOWLEDGE_MODES is knowledge.KNOWLEDGE_MODES is knowledge_formats.KNOWLEDGE_MODES
     assert KNOWLEDGE_FORMATS is knowledge.KNOWLEDGE_FORMATS is knowledge_formats.KNOWLEDGE_FORMATS
@@ -137,7 +139,7 @@ def test_modes_and_formats_have_one_home():
 def test_the_home_and_the_prompt_write_a_format_with_the_same_renderer(fmt, monkeypatch):
     # One renderer per format: patch it, and every writer of the format -- the home, knowledge_text, the
     # episode's message in both modes that take knowledge -- must change with it.
-    from lares_kit import knowledge_formats
+    from lares_kit.knowledge import formats as knowledge_formats
 
     monkeypatch.setitem(knowledge_formats.RENDERERS, fmt, lambda k: f"<{fmt} of {k['home']}>")
     home = load_world("lares-home")
@@ -148,7 +150,7 @@ def test_the_home_and_the_prompt_write_a_format_with_the_same_renderer(fmt, monk
 
 
 def test_retrieval_has_one_renderer_too(building, monkeypatch):
-    from lares_kit import knowledge
+    from lares_kit.knowledge import modes as knowledge
 
     monkeypatch.setattr(knowledge, "render_retrieval",
                         lambda home, instruction, k=None, visited=(), needs=None: ("", "<r>"))
@@ -167,8 +169,8 @@ def test_full_in_mode_initial_is_the_lares_json_of_the_start():
 
 
 def test_the_prompt_writes_exactly_the_header_note_and_text():
-    from lares_kit.knowledge import knowledge_prompt, resolve_format
-    from lares_kit.knowledge_formats import format_note, knowledge_header
+    from lares_kit.knowledge.formats import format_note, knowledge_header
+    from lares_kit.knowledge.modes import knowledge_prompt, resolve_format
 
     home = load_world("townhouse")
     for mode in ("latest", "initial"):

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from lares_kit import load_world, run_agent
-from lares_kit.languages import LanguageError, check_language, known_languages, responses_for
+from lares_kit.ha.languages import LanguageError, check_language, known_languages, responses_for
+from lares_kit.home.worlds import WorldError, parse_world
 from lares_kit.models.offline.reading import Beliefs, Dev, Room
 from lares_kit.models.offline.recognizer import recognise_intent
-from lares_kit.worlds import WorldError, parse_world
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "languages"
@@ -112,7 +112,7 @@ def test_a_state_question_gets_home_assistants_answer_from_what_the_agent_knows(
 
 
 def test_lares_run_with_a_german_world_turns_the_kitchen_light_on():
-    out = subprocess.run([sys.executable, "-m", "lares_kit.cli", "run", "Schalte das Licht in der Küche ein",
+    out = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "run", "Schalte das Licht in der Küche ein",
                           "--world", "wohnung", "--json"], capture_output=True, text=True, cwd=ROOT, timeout=120,
                          check=False)
     assert out.returncode == 0, out.stderr
@@ -131,7 +131,7 @@ def test_a_language_hassil_does_not_know_is_a_clear_error_naming_the_ones_it_kno
     assert all(code in message for code in ("de", "en", "es", "fr", "nl"))
     path = tmp_path / "mine.yaml"
     path.write_text("id: x\nlanguage: tlh\nrooms: [{id: a}]\nrobot: {id: r, room: a}\n", encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "lares_kit.cli", "run", "hello", "--world", str(path)],
+    out = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "run", "hello", "--world", str(path)],
                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
     assert out.returncode == 2 and "unknown language 'tlh'" in out.stderr and "Traceback" not in out.stderr
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lares_kit.schema import INJECTED
+from lares_kit.tools.schema import INJECTED
 
 PACKAGE = Path(__file__).resolve().parents[1] / "lares_kit"
 MODULES = sorted(PACKAGE.rglob("*.py"))

@@ -13,22 +13,22 @@ import pytest
 from lares_kit import load_world
 from lares_kit.agents import run_agent
 from lares_kit.agents.prompts import ACTION_PROMPT, LEAN_ROLE_PROMPT, PROMPT_STYLES, ROLE_PROMPT, forced, prompt_style
+from lares_kit.episode_steps import Intent
 from lares_kit.errors import LaresError
-from lares_kit.generate import generate_home
-from lares_kit.home import Item
-from lares_kit.knowledge import knowledge_prompt, resolve_format
-from lares_kit.knowledge_formats import parse_outline, render_compact, render_outline, slice_knowledge
+from lares_kit.home.generator import generate_home
+from lares_kit.home.graph import Item
+from lares_kit.home.worlds import parse_world, world_paths
+from lares_kit.knowledge.formats import parse_outline, render_compact, render_outline, slice_knowledge
+from lares_kit.knowledge.modes import knowledge_prompt, resolve_format
+from lares_kit.knowledge.retrieval import relevant_rooms
 from lares_kit.models import make_client
 from lares_kit.models.offline.reading import read_request
 from lares_kit.models.offline.replying import respond, stated_call
 from lares_kit.models.prompt_cache import PromptCache
 from lares_kit.models.tokens import REPLY_PRIMING, count_request, count_tokens
-from lares_kit.retrieval import relevant_rooms
-from lares_kit.schema import short_schema
-from lares_kit.steps import Intent
-from lares_kit.tools import Toolbox
-from lares_kit.users import ScriptedUser
-from lares_kit.worlds import parse_world, world_paths
+from lares_kit.tools.schema import short_schema
+from lares_kit.tools.toolbox import Toolbox
+from lares_kit.tools.users import ScriptedUser
 
 KITCHEN = "turn on the light in the kitchen"
 
@@ -135,7 +135,8 @@ def test_auto_is_outline_while_small_else_retrieval(home, fmt):
 def test_auto_skips_rendering_a_home_with_many_ids(monkeypatch):
     """A home with more than AUTO_IDS rooms and devices is retrieved without rendering its outline to count it."""
     building = generate_home(devices=5000)
-    monkeypatch.setattr("lares_kit.knowledge.render_outline", lambda k: pytest.fail("rendered 5,000 devices to count"))
+    monkeypatch.setattr("lares_kit.knowledge.modes.render_outline",
+                        lambda k: pytest.fail("rendered 5,000 devices to count"))
     assert resolve_format(building, "auto") == "retrieval"
 
 
@@ -165,7 +166,7 @@ def test_slices_keep_only_the_part_asked_for():
 def test_prompt_style_names():
     """lean is the default; an unknown name is a LaresError that lists the styles; the CLI (which names them itself,
     for start-up time) offers exactly the library's."""
-    from lares_kit.cli import PROMPT_STYLE_NAMES
+    from lares_kit.cli.commands import PROMPT_STYLE_NAMES
 
     assert prompt_style(None).name == "lean"
     assert set(PROMPT_STYLE_NAMES) == set(PROMPT_STYLES) and len(PROMPT_STYLE_NAMES) == len(PROMPT_STYLES)
@@ -414,7 +415,7 @@ def test_prompt_cache_key_only_to_servers_that_take_it(server, sent):
 # ------------------------------------------------------------------ the CLI
 def test_cli_run_with_a_style_and_format(capsys):
     """lares run --prompt-style --knowledge-format --json: exit 0, usage with cached_prompt_tokens."""
-    from lares_kit.cli import main
+    from lares_kit.cli.commands import main
 
     code = main(["run", KITCHEN, "--prompt-style", "lares", "--knowledge-format", "full", "--json"])
     out = json.loads(capsys.readouterr().out)
@@ -426,7 +427,7 @@ def test_cli_run_with_a_style_and_format(capsys):
 def big_world(tmp_path_factory):
     """A generated 5,000-device building written by `lares worlds generate`, and 5 generated tasks for it."""
     from lares_kit.bench.generate import generate_tasks
-    from lares_kit.cli import main
+    from lares_kit.cli.commands import main
 
     path = tmp_path_factory.mktemp("big") / "building.yaml"
     assert main(["worlds", "generate", "--devices", "5000", "--seed", "1", "--out", str(path)]) == 0
@@ -437,7 +438,7 @@ def big_world(tmp_path_factory):
 @pytest.mark.parametrize("agent", ["intent-action", "function-calling"])
 def test_cli_run_in_a_5000_device_building_stays_small(big_world, agent, capsys):
     """auto retrieves in a big building: a run is done with fewer than 5,000 prompt tokens per call."""
-    from lares_kit.cli import main
+    from lares_kit.cli.commands import main
 
     path, _, tasks = big_world
     capsys.readouterr()

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from lares_kit.datafiles import read_data_file
 from lares_kit.errors import DataFileError
+from lares_kit.files.reading import read_data_file
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("learner_corpus", ROOT / "scripts" / "learner_corpus.py")

@@ -150,7 +150,7 @@ def test_gguf_env_names_a_missing_file(monkeypatch, tmp_path):
 
 
 def test_bench_slice_flags_parse():
-    from lares_kit.cli import build_parser
+    from lares_kit.cli.commands import build_parser
 
     args = build_parser().parse_args(["bench", "--model", "local", "--limit", "5", "--tasks", "lh-*"])
     assert args.limit == 5 and args.tasks == ["lh-*"]
@@ -323,7 +323,7 @@ def test_a_wrong_hash_leaves_no_file_and_a_good_old_file_is_not_trusted_blindly(
 def test_lares_run_without_qwens_parts_exits_2_with_one_sentence(fake_qwen, monkeypatch, capsys):
     import dataclasses
 
-    from lares_kit.cli import main
+    from lares_kit.cli.commands import main
     from lares_kit.models import local_models
 
     monkeypatch.setattr(local_models, "QWEN_PARTS", dataclasses.replace(fake_qwen.packages, module="nothing_here_"))
@@ -363,7 +363,7 @@ def _first_request(model: str, instruction: str = "turn on the light in the kitc
     from lares_kit import load_world
     from lares_kit.agents.prompts import GOAL_PROMPT, ROLE_PROMPT
     from lares_kit.episode import Episode
-    from lares_kit.tools import Toolbox
+    from lares_kit.tools.toolbox import Toolbox
 
     home = load_world("lares-home")
     episode = Episode.start(instruction, home, agent="function-calling", model=model, knowledge="latest",
@@ -471,7 +471,8 @@ def test_gemma_forced_call_has_valid_arguments_through_make_client():
 @needs_gemma
 def test_lares_run_with_local_gemma():
     env = {**os.environ, "LARES_PROGRESS": "0", "LARES_LOCAL_THREADS": "1"}
-    cmd = [sys.executable, "-m", "lares_kit.cli", "run", "turn on the light in the kitchen", "--model", LOCAL_GEMMA,
+    cmd = [sys.executable, "-m", "lares_kit.cli.commands", "run", "turn on the light in the kitchen", "--model",
+           LOCAL_GEMMA,
            "--agent", "function-calling", "--max-steps", "1"]
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -533,7 +534,8 @@ def test_qwen_auto_and_forced_calls_are_valid_through_make_client():
 @pytest.mark.slow
 def test_lares_run_with_local_qwen():
     env = {**os.environ, "LARES_PROGRESS": "0", "LARES_LOCAL_THREADS": "1"}
-    cmd = [sys.executable, "-m", "lares_kit.cli", "run", "turn on the light in the kitchen", "--model", LOCAL_QWEN,
+    cmd = [sys.executable, "-m", "lares_kit.cli.commands", "run", "turn on the light in the kitchen", "--model",
+           LOCAL_QWEN,
            "--agent", "function-calling", "--max-steps", "1", "--json"]
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

@@ -10,8 +10,8 @@ from lares_kit.agents.scenarios import LARES_SCENARIOS
 from lares_kit.serve.app import HomeServer
 from lares_kit.serve.client import McpConnectError, mcp_tools, mirror_home
 from lares_kit.serve.service import HomeService
-from lares_kit.tools import default_tools
-from lares_kit.users import ScriptedUser
+from lares_kit.tools.toolbox import default_tools
+from lares_kit.tools.users import ScriptedUser
 
 DESIGNS = ["function-calling", "intent-action", "react", "react-parallel", "sage"]
 
@@ -60,7 +60,7 @@ def test_over_streamable_http_the_served_home_changes():
 def test_a_server_error_reaches_the_model_once_as_an_error():
     with mcp_tools("lares serve-home lares-home --mcp stdio") as tools:
         home = tools.home()
-        from lares_kit.tools import Toolbox
+        from lares_kit.tools.toolbox import Toolbox
 
         obs = Toolbox(home, tools=list(tools)).dispatch("move_robot", {"destination_room_id": "office"})
     assert not obs.ok and obs.content.startswith("Error: The Office is not next to the Hallway;")
@@ -79,7 +79,7 @@ def test_home_assistants_dialect_through_mcp():
     with mcp_tools("lares serve-home lares-home --mcp stdio --tools ha") as tools:
         home = tools.home()
         done = run_agent("turn on the light in the kitchen", home, "function-calling", tools=tools, tool_set="ha")
-        from lares_kit.tools import Toolbox
+        from lares_kit.tools.toolbox import Toolbox
 
         missing = Toolbox(home, tools=list(tools)).dispatch("HassTurnOn", {"name": "Toaster"})
     assert done.status == "done" and home.devices["kitchen-light"].state == {"on": True}

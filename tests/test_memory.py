@@ -16,9 +16,9 @@ import pytest
 
 from lares_kit import Toolbox, load_world
 from lares_kit.errors import LaresError
-from lares_kit.memory import MEMORY_TOOLS, Memory, recall
-from lares_kit.memory_store import MemoryStore, memory_path
-from lares_kit.tools import ToolError, halt
+from lares_kit.memory.agent_memory import MEMORY_TOOLS, Memory, recall
+from lares_kit.memory.store import MemoryStore, memory_path
+from lares_kit.tools.toolbox import ToolError, halt
 
 
 class Clock:
@@ -199,14 +199,14 @@ def test_memory_persists_across_processes(tmp_path):
     path = tmp_path / "home.sqlite3"
     run_python("""
         import sys
-        from lares_kit.memory import Memory, MemoryStore
+        from lares_kit.memory.agent_memory import Memory, MemoryStore
         memory = Memory(MemoryStore(sys.argv[1]), user="ana")
         for n in range(3):
             memory.add("user", f"note {n} about the boiler")
     """, path)
     out = run_python("""
         import sys
-        from lares_kit.memory_store import MemoryStore
+        from lares_kit.memory.store import MemoryStore
         print(len(MemoryStore(sys.argv[1]).search("boiler", user="ana")))
     """, path)
     assert out.strip() == "3"
@@ -217,7 +217,7 @@ def test_issue_scenario_name_and_usual_temperature_in_a_new_process(tmp_path):
     path = tmp_path / "smart-building.sqlite3"
     run_python("""
         import sys
-        from lares_kit.memory import Memory, MemoryStore
+        from lares_kit.memory.agent_memory import Memory, MemoryStore
         store = MemoryStore(sys.argv[1])
         memory = Memory(store, user="ana")
         memory.add("user", "my name is Ana and I like the office at 21 degrees")
@@ -227,12 +227,12 @@ def test_issue_scenario_name_and_usual_temperature_in_a_new_process(tmp_path):
     # Session 2 (a new process): a fresh window, so only recall can find it.
     out = run_python("""
         import json, sys
-        from lares_kit.memory import Memory, MemoryStore, recall
+        from lares_kit.memory.agent_memory import Memory, MemoryStore, recall
         store = MemoryStore(sys.argv[1])
         memory = Memory(store, user="ana")
         # What the react agent does with it: recall through its Toolbox, then set Ana's office.
         from lares_kit import Toolbox, load_world
-        from lares_kit.tools import set_device
+        from lares_kit.tools.toolbox import set_device
         box = Toolbox(load_world("smart-building"), tools=[recall, set_device], memory=memory)
         print(json.dumps({"recall": recall(memory, "office temperature"), "prefs": store.preferences("ana"),
                           "window": memory.messages(),
@@ -252,7 +252,7 @@ def test_issue_scenario_name_and_usual_temperature_in_a_new_process(tmp_path):
 
 WRITER = """
 import sys
-from lares_kit.memory_store import MemoryStore
+from lares_kit.memory.store import MemoryStore
 store = MemoryStore(sys.argv[1])
 run, n = sys.argv[2], 0
 while True:
@@ -298,7 +298,7 @@ def test_killed_writers_lose_nothing_committed(tmp_path):
 
 def test_several_processes_write_to_one_home(tmp_path):
     path = tmp_path / "shared.sqlite3"  # created by whichever process comes first
-    code = ("import sys\nfrom lares_kit.memory_store import MemoryStore\ns = MemoryStore(sys.argv[1])\n"
+    code = ("import sys\nfrom lares_kit.memory.store import MemoryStore\ns = MemoryStore(sys.argv[1])\n"
             "for n in range(40): s.add('user', f'note {n}', user=sys.argv[2])\n")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path), f"u{k}"]) for k in range(4)]
     assert [p.wait(timeout=60) for p in procs] == [0, 0, 0, 0]

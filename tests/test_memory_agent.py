@@ -5,11 +5,12 @@ import subprocess
 import sys
 
 from lares_kit import load_world, run_agent
-from lares_kit.memory import Memory, MemoryStore
+from lares_kit.memory.agent_memory import Memory, MemoryStore
 
 
 def lares(*args):
-    out = subprocess.run([sys.executable, "-m", "lares_kit.cli", *args], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", *args], capture_output=True, text=True,
+                         timeout=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

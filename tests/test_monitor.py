@@ -5,10 +5,10 @@ from datetime import datetime
 import pytest
 
 from lares_kit import Toolbox, load_world
-from lares_kit.clock import Clock, ClockError
-from lares_kit.monitor import PERSISTENT_TOOLS, Action, Monitor
-from lares_kit.sandbox import ConditionError, Limits
-from lares_kit.tools import DEVICE_TOOLS, set_light
+from lares_kit.home.clock import Clock, ClockError
+from lares_kit.persistent.monitor import PERSISTENT_TOOLS, Action, Monitor
+from lares_kit.persistent.sandbox import ConditionError, Limits
+from lares_kit.tools.toolbox import DEVICE_TOOLS, set_light
 
 WORLD = """\
 id: fridge-flat
@@ -249,8 +249,8 @@ HEAVY = ("def heavy_{n}():\n    if get('fridge', 'door') == 'closed':\n        r
 
 
 def test_register_checks_the_code_once(home, monkeypatch):
-    import lares_kit.monitor as monitor_module
-    import lares_kit.sandbox.host as sandbox_module  # where the Sandbox finds check_condition
+    import lares_kit.persistent.monitor as monitor_module
+    import lares_kit.persistent.sandbox.host as sandbox_module  # where the Sandbox finds check_condition
 
     calls = []
     real = sandbox_module.check_condition

@@ -396,9 +396,9 @@ def test_a_look_in_the_dark_tells_the_model_which_light_to_switch_on():
 def test_both_readers_take_the_speaker_from_the_contract_sentence(person, expected):
     # The agents write "You are talking to NAME." with contract.speaker_line; the Lares reader and SAGE's reader
     # must read the same name back (they once had two regexes that differed).
-    from lares_kit.contract import speaker_line
     from lares_kit.models.offline.reading import read_request
     from lares_kit.models.offline.sage_reading import read_talk
+    from lares_kit.sentences.markers import speaker_line
 
     messages = [{"role": "system", "content": "Carry out the request." + speaker_line(person)},
                 {"role": "user", "content": "set my usual temperature"}]
@@ -415,10 +415,10 @@ def test_the_sage_device_agent_reports_a_refusal_without_done(result, message):
     # The refusal is recognised by contract.is_refusal, so a change of the gate's wording cannot turn it into "Done.".
     import json
 
-    from lares_kit.contract import is_refusal
-    from lares_kit.device_api import capability_doc
+    from lares_kit.device_apis.documents import capability_doc
     from lares_kit.models.offline.sage_devices import device_step
     from lares_kit.models.offline.sage_reading import read_talk
+    from lares_kit.sentences.markers import is_refusal
 
     unlock = {"device_id": "front-door-lock", "capability": "lock", "command": "unlock", "arguments": {}}
     history = [("find_device", {"description": "front door"}, "Best match: front-door-lock (Hallway: the smart lock)"),

@@ -171,7 +171,7 @@ def test_parallel_calls_for_independent_changes():
 
 def test_toggle_only_and_knowledge_none():
     home = load_world("lares-home")
-    from lares_kit.tools import halt, toggle_light
+    from lares_kit.tools.toolbox import halt, toggle_light
 
     steps, _ = drive(home, "turn on the light in the kitchen", mode="none", tools=[toggle_light, halt])
     assert home.devices["kitchen-light"].state["on"] is True

@@ -5,7 +5,7 @@ Glitches seen in transcripts, each a class rather than one sentence:
 "Keys, a keys" and "a oven" (articles), "The spotlights ... is now on"
 (agreement), "the door of fridge" and "the tv" (a name inside a sentence).
 The tests use the tools and the offline model end to end, plus the rules of
-:mod:`lares_kit.wording` on words of their own.
+:mod:`lares_kit.sentences.wording` on words of their own.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 
 from lares_kit import ScriptedUser, load_world
 from lares_kit.agents import run_agent
-from lares_kit.tools import Toolbox, look_with_robot, read_device, set_device, set_light, toggle_light
-from lares_kit.wording import agree, in_sentence, is_plural, join_clauses, with_article
+from lares_kit.sentences.wording import agree, in_sentence, is_plural, join_clauses, with_article
+from lares_kit.tools.toolbox import Toolbox, look_with_robot, read_device, set_device, set_light, toggle_light
 
 # A capital after a joining word, other than "I" or a name the home gave ("the Kitchen"): the glitch class.
 _JOINED_CAPITAL = re.compile(r"(?:, so|, and|, but|;) (?:The|It|A|An|There|This|You|Every)\b")
@@ -64,7 +64,7 @@ def test_a_non_light_is_named_with_its_article():
 
 
 def test_a_condition_names_its_device_as_a_noun():
-    from lares_kit.monitor import Monitor
+    from lares_kit.persistent.monitor import Monitor
 
     home = load_world("sage-home")
     monitor = Monitor(home, isolation="inline")

@@ -7,7 +7,7 @@ import pytest
 from lares_kit import load_world, run_agent
 from lares_kit.agents.react import action_format, rounds
 from lares_kit.bench import load_suite, run_bench
-from lares_kit.steps import Action, Thought
+from lares_kit.episode_steps import Action, Thought
 
 MULTI = "Turn on the light in office 3, open the window in meeting room 3 and switch on the kitchen fan."
 EXPECTED = {"office-3-light": {"on": True}, "meeting-room-3-window": {"open": True}, "kitchen-fan": {"on": True}}
@@ -80,7 +80,7 @@ def test_response_format_schemas():
 
 
 def test_contradiction_is_pointed_out_and_not_acted_on():
-    from lares_kit.users import ScriptedUser
+    from lares_kit.tools.users import ScriptedUser
 
     ep = run_agent("Lower the temperature in office 3 to make the room warmer.", load_world("smart-building"),
                    agent="react", user=ScriptedUser(answers=["Oh right, never mind."]))
@@ -89,7 +89,7 @@ def test_contradiction_is_pointed_out_and_not_acted_on():
 
 
 def test_the_cli_runs_react_with_json(capsys):
-    from lares_kit.cli import main
+    from lares_kit.cli.commands import main
 
     assert main(["run", "--agent", "react", "--world", "smart-building", "--json", "hello"]) == 0
     out = json.loads(capsys.readouterr().out)

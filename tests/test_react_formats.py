@@ -10,8 +10,8 @@ from lares_kit import load_world
 from lares_kit.agents import run_agent
 from lares_kit.agents.react import REFUSED
 from lares_kit.agents.shared import MAX_TOKENS
+from lares_kit.episode_steps import Error
 from lares_kit.models import make_client
-from lares_kit.steps import Error
 
 LIGHT = "turn on the light in meeting room 1"
 

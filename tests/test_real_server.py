@@ -129,7 +129,7 @@ def test_every_agent_runs_on_llama_cpp_server_with_no_http_error(server, measure
     # react's Thought is free text (up to its max_tokens) and its Action grammar-constrained, which decodes at a
     # few tokens a second on 2 busy cores: one step of it is enough to check the protocol.
     steps = "1" if agent == "react" else "2"
-    cmd = [sys.executable, "-m", "lares_kit.cli", "run", KITCHEN, "--agent", agent, "--model", MODEL,
+    cmd = [sys.executable, "-m", "lares_kit.cli.commands", "run", KITCHEN, "--agent", agent, "--model", MODEL,
            "--max-steps", steps, "--json", *world]
     since, start = len(server.answers()), time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False,
@@ -150,7 +150,7 @@ def test_the_lares_scenarios_run_end_to_end(server, measured, name):
     from lares_kit import load_world, run_agent
     from lares_kit.agents.scenarios import LARES_SCENARIOS
     from lares_kit.models import make_client
-    from lares_kit.users import ScriptedUser
+    from lares_kit.tools.users import ScriptedUser
 
     scenario = next(s for s in LARES_SCENARIOS if s.name == name)
     client = make_client(MODEL, api_key="unused", base_url=server.base_url, max_retries=0, timeout=300)

@@ -15,7 +15,7 @@ import openai
 import pytest
 
 from lares_kit import load_world, run_agent
-from lares_kit.cli import main
+from lares_kit.cli.commands import main
 from lares_kit.errors import LaresError
 from lares_kit.models import make_client
 from lares_kit.models.local import local_available
@@ -46,7 +46,7 @@ def lares_elsewhere(cwd: Path, *argv: str, env: dict[str, str] | None = None,
                     prelude: str = "") -> subprocess.CompletedProcess:
     """`lares ARGV` in a new process with no key and no LARES_MODEL (``prelude`` runs first, e.g. to hide a module)."""
     clean = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LARES_MODEL")}
-    code = f"{prelude}\nimport sys\nfrom lares_kit.cli import main\nsys.exit(main(sys.argv[1:]))"
+    code = f"{prelude}\nimport sys\nfrom lares_kit.cli.commands import main\nsys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *argv], cwd=cwd, capture_output=True, text=True, timeout=300,
                           env={**clean, "LARES_PROGRESS": "0", "TQDM_DISABLE": "1", **(env or {})})
 

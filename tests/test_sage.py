@@ -8,10 +8,10 @@ from lares_kit import load_world, run_agent
 from lares_kit.bench.events import Event, play_events
 from lares_kit.bench.runner import run_bench
 from lares_kit.bench.tasks import load_suite
-from lares_kit.memory_store import MemoryStore
-from lares_kit.monitor import Monitor
-from lares_kit.profiles import memory_for, profile_of, seed_memory
-from lares_kit.users import ScriptedUser
+from lares_kit.memory.profiles import memory_for, profile_of, seed_memory
+from lares_kit.memory.store import MemoryStore
+from lares_kit.persistent.monitor import Monitor
+from lares_kit.tools.users import ScriptedUser
 
 
 def sage(instruction, home, **kw):
@@ -145,9 +145,9 @@ def test_the_request_is_remembered_even_when_the_run_fails():
 
 
 def test_an_unknown_speaker_is_not_named_in_the_goal():
-    from lares_kit.memory import Memory
-    from lares_kit.profiles import user_profile
-    from lares_kit.tools import ToolError
+    from lares_kit.memory.agent_memory import Memory
+    from lares_kit.memory.profiles import user_profile
+    from lares_kit.tools.toolbox import ToolError
 
     home = load_world("lares-home")  # no residents: nobody to name
     ep = sage("turn on the light in the kitchen", home)
@@ -199,7 +199,7 @@ def test_a_sub_agents_model_failure_ends_the_run_model_error(retries):
 def test_a_sub_agents_model_failure_exits_1_from_the_cli(capsys, monkeypatch):
     import json
 
-    from lares_kit.cli import main
+    from lares_kit.cli.commands import main
     from lares_kit.models.server import ModelServer
 
     with ModelServer(port=0, intercept=failing_sub_agent) as server:

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 import lares_kit
-from lares_kit.sandbox import (
+from lares_kit.persistent.sandbox import (
     ConditionError,
     Limits,
     Outcome,
@@ -219,7 +219,7 @@ def test_a_worker_that_dies_is_reported_and_restarted():
 
 def test_memory_limit_stops_a_huge_allocation_in_the_jail():
     # The jail on its own (without the checker): RLIMIT_AS turns a 2 GB allocation into MemoryError.
-    folder = str(Path(lares_kit.__file__).parent)  # the sandbox package is standard library only
+    folder = str(Path(lares_kit.__file__).parent / "persistent")  # the sandbox package is standard library only
     script = ("import sys; sys.path.insert(0, sys.argv[1]); from sandbox import Limits, worker\n"
               "print(worker._jail(Limits()))\n"
               "try:\n    x = bytearray(2 * 10**9)\nexcept MemoryError:\n    print('MemoryError')\n")
@@ -232,7 +232,7 @@ def test_memory_limit_stops_a_huge_allocation_in_the_jail():
 def test_the_worker_imports_only_the_standard_library():
     # The worker's interpreter sees no site-packages and never runs lares_kit/__init__.py: it loads
     # the sandbox's own modules and the standard library, nothing else.
-    worker = Path(lares_kit.__file__).parent / "sandbox" / "worker.py"
+    worker = Path(lares_kit.__file__).parent / "persistent" / "sandbox" / "worker.py"
     load = json.dumps({"op": "load", "id": "f", "code": "def f():\n    return True"}) + "\n"
     done = subprocess.run([sys.executable, "-I", "-S", "-B", "-X", "importtime", str(worker), "--worker",
                            json.dumps(dataclasses.asdict(Limits()))], input=load, capture_output=True, text=True,

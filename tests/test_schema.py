@@ -5,7 +5,7 @@ from typing import Literal
 import pytest
 
 from lares_kit import Toolbox, load_world
-from lares_kit.schema import LightId, RoomId, SchemaError, tool_schema
+from lares_kit.tools.schema import LightId, RoomId, SchemaError, tool_schema
 
 
 def documented(x):  # helper: wrap an annotation into a documented one-argument tool

@@ -12,8 +12,8 @@ from lares_kit import load_world
 from lares_kit.bench.oracle import oracle_steps
 from lares_kit.bench.search_oracle import hidden_items, knowledge_free_oracle
 from lares_kit.bench.tasks import Expect, Setup, Task, UserScript, load_suite, load_tasks, task_home
-from lares_kit.generate import generate_home
-from lares_kit.worlds import parse_world
+from lares_kit.home.generator import generate_home
+from lares_kit.home.worlds import parse_world
 
 # The Lares home: the robot starts in the hallway, the only lit room. The lounge, kitchen and bedroom open off
 # the hallway; the office only off the lounge. Looking in the hallway costs 1 (look); in a room next to the

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from lares_kit import load_world
-from lares_kit.contract import DONE_HINT
+from lares_kit.sentences.markers import DONE_HINT
 from lares_kit.serve.app import HomeServer
 from lares_kit.serve.mcp_server import KNOWLEDGE_URI, PROMPT_NAME
 from lares_kit.serve.service import HomeService

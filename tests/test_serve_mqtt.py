@@ -21,13 +21,13 @@ import yaml
 from mosquitto import Outside, free_port, running_mosquitto, wait_until
 
 from lares_kit import WorldError, load_world
-from lares_kit.cli import main
-from lares_kit.contract import DONE_HINT
-from lares_kit.home import Device
+from lares_kit.cli.commands import main
+from lares_kit.home.graph import Device
+from lares_kit.home.worlds import parse_world, read_yaml
+from lares_kit.sentences.markers import DONE_HINT
 from lares_kit.serve.mqtt import MqttBridge, MqttError, discovery_configs, from_zigbee2mqtt
 from lares_kit.serve.mqtt_zigbee2mqtt import BadReport
 from lares_kit.serve.service import HomeService
-from lares_kit.worlds import parse_world, read_yaml
 
 WORLDS = Path(__file__).resolve().parent.parent / "worlds"
 LAMP = {"command_topic": "zigbee2mqtt/kitchen-lamp/set", "state_topic": "zigbee2mqtt/kitchen-lamp",

@@ -24,8 +24,8 @@ import pytest
 from mcp import Client
 
 from lares_kit import load_world
-from lares_kit.clock import Clock
 from lares_kit.errors import LaresError
+from lares_kit.home.clock import Clock
 from lares_kit.models.server import ModelServer
 from lares_kit.models.server_guard import ServerLimits, json_depth
 from lares_kit.serve.app import HomeServer, _service, parse_tokens

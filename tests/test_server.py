@@ -407,7 +407,7 @@ def test_cli_serve_model_stops_within_2s_of_sigterm_under_load(tmp_path):
     port = _free_port()
     log = tmp_path / "server.log"
     with log.open("w") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "lares_kit.cli", "serve-model", "--port", str(port)],
+        proc = subprocess.Popen([sys.executable, "-m", "lares_kit.cli.commands", "serve-model", "--port", str(port)],
                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True)
     try:
         assert "Serving the offline model" in proc.stdout.readline()
@@ -433,7 +433,8 @@ def test_cli_serve_model_stops_within_2s_of_sigterm_under_load(tmp_path):
 
 
 def test_cli_serve_model_port_in_use(server):
-    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli", "serve-model", "--port", str(server.address[1])],
+    proc = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "serve-model", "--port",
+                           str(server.address[1])],
                           cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "--port" in proc.stderr
 

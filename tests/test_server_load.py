@@ -54,7 +54,7 @@ class Served:
     def __init__(self, log: Path) -> None:
         self.port, self.log = _free_port(), log
         with log.open("w") as stderr:
-            self.proc = subprocess.Popen([sys.executable, "-m", "lares_kit.cli", "serve-model", "--port",
+            self.proc = subprocess.Popen([sys.executable, "-m", "lares_kit.cli.commands", "serve-model", "--port",
                                           str(self.port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True)
         assert "Serving the offline model" in self.proc.stdout.readline()
 

@@ -58,7 +58,7 @@ def lares_run(base_url: str, *args: str, server: str | None = None) -> subproces
     env.pop("LARES_SERVER", None)
     if server:
         env["LARES_SERVER"] = server
-    cmd = [sys.executable, "-m", "lares_kit.cli", "run", KITCHEN, "--model", "smollm2", "--json", *args]
+    cmd = [sys.executable, "-m", "lares_kit.cli.commands", "run", KITCHEN, "--model", "smollm2", "--json", *args]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 

@@ -18,7 +18,7 @@ fresh tmpfs, so what the runs leave in the shared temporary folder can be
 listed: only folders and files no other user may read. Elsewhere the same
 runs happen without the mounts and the snapshot comparison is the proof.
 
-Around it, quicker tests: the rule of :mod:`lares_kit.paths`, token counting
+Around it, quicker tests: the rule of :mod:`lares_kit.files.paths`, token counting
 that writes nothing (tiktoken would cache its file in ``/tmp``), servers on a
 free port by default, and a broker that does not take someone else's port
 for its own.
@@ -41,9 +41,9 @@ from pathlib import Path
 import pytest
 
 from lares_kit.errors import LaresError
-from lares_kit.memory_store import MemoryStore, memory_path
+from lares_kit.files.paths import KINDS, PACKAGE_DIR, user_dir
+from lares_kit.memory.store import MemoryStore, memory_path
 from lares_kit.models.server import ModelServer
-from lares_kit.paths import KINDS, PACKAGE_DIR, user_dir
 from lares_kit.serve import broker as broker_module
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +62,7 @@ UNSET = ("LARES_DATA", "LARES_WORLDS", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_C
 # what the user's default memory store holds once the user has said who they are into it.
 PROBE = """
 import json, os, lares_kit
-from lares_kit.memory_store import MemoryStore, memory_path
+from lares_kit.memory.store import MemoryStore, memory_path
 _path, _user = memory_path("smart-building"), os.environ["LARES_TEST_USER"]
 with MemoryStore(_path) as _store:
     _store.add("user", f"I am {_user}", user=_user)
@@ -293,7 +293,7 @@ def test_no_default_is_in_the_package_or_the_current_folder(tmp_path, monkeypatc
 
 
 def test_bench_records_and_imported_worlds_go_to_the_users_folders_by_default(tmp_path, monkeypatch, capsys):
-    from lares_kit.cli import main
+    from lares_kit.cli.commands import main
 
     monkeypatch.setenv("LARES_DATA", str(tmp_path / "data"))
     (tmp_path / "cwd").mkdir()
@@ -347,7 +347,7 @@ def test_model_servers_take_a_free_port_each_by_default():
 def test_two_serve_model_commands_at_once_each_print_their_own_address(tmp_path):
     import openai
 
-    procs = [subprocess.Popen([sys.executable, "-m", "lares_kit.cli", "serve-model"], cwd=tmp_path,
+    procs = [subprocess.Popen([sys.executable, "-m", "lares_kit.cli.commands", "serve-model"], cwd=tmp_path,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for _ in range(2)]
     try:
         urls = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lares_kit.steps import Action, Error, Final, Intent, Question, Thought, ToolCall, step_from_dict
+from lares_kit.episode_steps import Action, Error, Final, Intent, Question, Thought, ToolCall, step_from_dict
 
 EVERY_KIND = [
     Intent("The <kitchen> is dark.", "set_light", turn=1),

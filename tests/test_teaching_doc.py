@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lares_kit.cli import build_parser
+from lares_kit.cli.commands import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "teaching.md"

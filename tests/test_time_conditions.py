@@ -6,12 +6,12 @@ import pytest
 
 from lares_kit import load_world
 from lares_kit.bench.events import parse_at_texts
-from lares_kit.cli import main
-from lares_kit.clock import Clock
+from lares_kit.cli.commands import main
 from lares_kit.errors import LaresError
-from lares_kit.home import Device
-from lares_kit.monitor import Action, Monitor
-from lares_kit.sandbox import ConditionError
+from lares_kit.home.clock import Clock
+from lares_kit.home.graph import Device
+from lares_kit.persistent.monitor import Action, Monitor
+from lares_kit.persistent.sandbox import ConditionError
 
 DAY = 24 * 3600
 

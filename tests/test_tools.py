@@ -6,12 +6,12 @@ import types
 import pytest
 
 from lares_kit import Toolbox, load_world
-from lares_kit.device_api import DEVICE_API_TOOLS
-from lares_kit.knowledge import get_live_context
-from lares_kit.memory import MEMORY_TOOLS
-from lares_kit.schema import tool_schema
-from lares_kit.tools import DEVICE_TOOLS, LARES_TOOLS, default_tools
-from lares_kit.users import NoAnswer, ScriptedUser
+from lares_kit.device_apis.documents import DEVICE_API_TOOLS
+from lares_kit.knowledge.modes import get_live_context
+from lares_kit.memory.agent_memory import MEMORY_TOOLS
+from lares_kit.tools.schema import tool_schema
+from lares_kit.tools.toolbox import DEVICE_TOOLS, LARES_TOOLS, default_tools
+from lares_kit.tools.users import NoAnswer, ScriptedUser
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ robot: {id: robot, room: hall}
 def test_error_sentences_in_a_big_home_list_only_the_closest_names():
     """5,000 devices: an unknown id names the closest 30 and the count, not all 5,000 (some 25,000 tokens)."""
     from lares_kit.errors import LIST_AT_MOST
-    from lares_kit.generate import generate_home
+    from lares_kit.home.generator import generate_home
 
     home = generate_home(devices=5000, seed=1)
     box = Toolbox(home, tools=default_tools(home))

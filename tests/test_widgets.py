@@ -17,7 +17,7 @@ from matplotlib.colors import to_hex
 
 from lares_kit import load_world, run_agent
 from lares_kit.episode import Episode
-from lares_kit.users import ScriptedUser
+from lares_kit.tools.users import ScriptedUser
 from lares_kit.widgets import describe_home, draw_home, render_png, room_layout
 from lares_kit.widgets.app import AgentApp
 from lares_kit.widgets.drawing import DARK, LIT
@@ -114,7 +114,7 @@ BIG = "generated-40"
 
 def _home(world: str):
     if world == BIG:
-        from lares_kit.generate import generate_home
+        from lares_kit.home.generator import generate_home
 
         return generate_home(rooms=40, devices=80, seed=1)
     return load_world(world)
@@ -453,7 +453,7 @@ def test_the_widgets_never_import_the_agents():
 
 
 def test_the_app_lists_every_kind_of_step_by_its_own_rendering():
-    from lares_kit.steps import Thought
+    from lares_kit.episode_steps import Thought
 
     episode = Episode("anything", "lares-home", "react", "offline", status="done", final_message="ok",
                       steps=[Thought("The room is stuffy.", turn=1)])

@@ -12,8 +12,8 @@ import pytest
 from malformed import WORLD, world_cases
 
 from lares_kit import WorldError, check_home, load_world
-from lares_kit.datafiles import DuplicateKeyWarning
-from lares_kit.worlds import read_yaml, world_paths
+from lares_kit.files.reading import DuplicateKeyWarning
+from lares_kit.home.worlds import read_yaml, world_paths
 
 GOOD = """
 id: tiny
@@ -116,7 +116,7 @@ def test_check_home_on_a_bad_file_returns_the_error(tmp_path):
 def test_cli_prints_world_error_without_traceback_and_exits_2(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(GOOD.replace("exits: [b]}", "exits: [b, c]}"))
-    out = subprocess.run([sys.executable, "-m", "lares_kit.cli", "run", "hello", "--world", str(path)],
+    out = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "run", "hello", "--world", str(path)],
                          capture_output=True, text=True)
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
@@ -124,7 +124,7 @@ def test_cli_prints_world_error_without_traceback_and_exits_2(tmp_path):
 
 
 def test_cli_lists_worlds():
-    out = subprocess.run([sys.executable, "-m", "lares_kit.cli", "worlds"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "worlds"], capture_output=True, text=True)
     assert out.returncode == 0
     assert "lares-home" in out.stdout and "garden-flat" in out.stdout
 
@@ -178,8 +178,8 @@ def _limited() -> None:  # runs in the child before it starts Python
 def test_lares_worlds_check_answers_a_malformed_file_in_one_line(tmp_path, case):
     path = tmp_path / "world.yaml"
     path.write_bytes(case.data)
-    out = subprocess.run([sys.executable, "-m", "lares_kit.cli", "worlds", "check", str(path)], capture_output=True,
-                         text=True, timeout=5, preexec_fn=_limited)
+    out = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "worlds", "check", str(path)],
+                         capture_output=True, text=True, timeout=5, preexec_fn=_limited)
     assert out.returncode == 2, out.stderr[-2000:]
     lines = out.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"lares: {path}: "), out.stderr[-2000:]
@@ -251,8 +251,8 @@ def test_a_key_written_twice_is_a_warning_naming_where(tmp_path, text, key):
 def test_the_lares_command_prints_a_twice_written_key_as_one_warning_line(tmp_path):
     path = tmp_path / "twice.yaml"
     path.write_text(GOOD.replace("id: tiny", "id: tiny\nname: Tiny\nname: Tiny home"))
-    out = subprocess.run([sys.executable, "-m", "lares_kit.cli", "worlds", "check", str(path)], capture_output=True,
-                         text=True)
+    out = subprocess.run([sys.executable, "-m", "lares_kit.cli.commands", "worlds", "check", str(path)],
+                         capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout == f"{path}: ok\n"
     assert out.stderr == (f"lares: warning: {path}: name: the key 'name' is written twice; "
                           "the later value is used\n")
@@ -261,8 +261,8 @@ def test_the_lares_command_prints_a_twice_written_key_as_one_warning_line(tmp_pa
 def test_the_reader_gives_what_pyyaml_gives_for_every_shipped_file():
     import yaml
 
-    from lares_kit.datafiles import read_data_file
-    from lares_kit.yamldata import YamlLoader
+    from lares_kit.files.reading import read_data_file
+    from lares_kit.files.yamldata import YamlLoader
 
     shipped = [*world_paths().values(), *sorted((Path(__file__).parent.parent / "worlds" / "tasks").glob("*.yaml"))]
     for path in shipped:
@@ -291,7 +291,7 @@ def test_an_alias_is_a_copy_not_the_same_object():
 
 
 def test_aliases_under_the_limits_are_fine_and_over_them_are_not():
-    from lares_kit.datafiles import MAX_VALUES
+    from lares_kit.files.reading import MAX_VALUES
 
     wide = "x: &x [" + ", ".join(["a"] * 1000) + "]\n"
     read_yaml(wide + "y: [" + ", ".join(["*x"] * 400) + "]")  # 400,000 values: a lot, but allowed
@@ -313,7 +313,7 @@ def test_a_path_that_is_not_a_readable_file_is_one_sentence(tmp_path, monkeypatc
 
 
 def test_folders_in_lares_worlds_come_first_for_worlds_and_their_suites(tmp_path, monkeypatch):
-    # One lookup (lares_kit.lookup) for both loaders: a folder in $LARES_WORLDS wins an id over the
+    # One lookup (lares_kit.files.lookup) for both loaders: a folder in $LARES_WORLDS wins an id over the
     # shipped worlds/, and its tasks/ subfolder holds task suites.
     from lares_kit.bench.tasks import load_suite, suite_paths
 
@@ -346,7 +346,7 @@ def test_a_pipe_named_like_a_world_file_is_refused_not_waited_on(tmp_path):
 
 # ------------------------------------------------------------------ a world too big for any prompt
 def test_a_world_too_big_for_the_prompt_is_refused_before_anything_is_sent(monkeypatch):
-    import lares_kit.knowledge as knowledge
+    import lares_kit.knowledge.modes as knowledge
     from lares_kit.agents import run_agent
 
     sent = []
@@ -374,8 +374,8 @@ def test_a_world_too_big_for_the_prompt_is_refused_before_anything_is_sent(monke
 
 
 def test_lares_run_says_a_world_is_too_big_for_the_prompt_and_exits_2(monkeypatch, capsys):
-    import lares_kit.knowledge as knowledge
-    from lares_kit.cli import main
+    import lares_kit.knowledge.modes as knowledge
+    from lares_kit.cli.commands import main
 
     monkeypatch.setattr(knowledge, "PROMPT_TOKENS_AT_MOST", 100)
     assert main(["run", "turn on the light in the kitchen", "--world", "lares-home"]) == 2

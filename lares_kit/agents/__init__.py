@@ -30,9 +30,9 @@ import time
 from typing import Any, Callable
 
 from ..episode import Episode
-from ..home import Home
-from ..knowledge import resolve_format
-from ..users import NoUser, User
+from ..home.graph import Home
+from ..knowledge.modes import resolve_format
+from ..tools.users import NoUser, User
 from .dialects import TOOL_SETS, check_tool_set, start_episode
 from .prompts import prompt_style as get_style
 from .registry import AGENTS, DEFAULT_MAX_STEPS, AgentSpec, get_agent
@@ -68,19 +68,20 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
         knowledge_format: How it is put in the prompt: ``auto`` (the whole home as an outline while it is small,
             else ``retrieval``), ``full`` (Lares's pretty JSON), ``compact``, ``outline``, ``overview`` (no
             states, plus the ``get_live_context`` tool) or ``retrieval`` (only the relevant rooms), see
-            :mod:`lares_kit.knowledge`; None -> the design's own, ``auto`` (sage puts no knowledge in its prompts:
+            :mod:`lares_kit.knowledge.modes`; None -> the design's own, ``auto`` (sage puts no knowledge in its prompts:
             it reads the home through its tools).
         tools: The agent-facing tool functions to offer; None -> the home's own in the tool set's dialect.
         max_steps: The step limit; None -> the design's (react: 10 rounds, as in its paper; others 20).
-        memory: A :class:`~lares_kit.memory.Memory` (its ``user`` is who is talking), a
-            :class:`~lares_kit.memory_store.MemoryStore` or a store file path (then the speaker is the home's
+        memory: A :class:`~lares_kit.memory.agent_memory.Memory` (its ``user`` is who is talking), a
+            :class:`~lares_kit.memory.store.MemoryStore` or a store file path (then the speaker is the home's
             ``extra["user"]``, as a benchmark task's ``setup.user`` or ``lares run --person`` sets it); the
             ``recall`` and ``remember_preference`` tools are then offered. React and sage always have one (a
             throwaway one when none is given).
-        monitor: A :class:`~lares_kit.monitor.Monitor` for persistent commands: sage's condition agent registers
+        monitor: A :class:`~lares_kit.persistent.monitor.Monitor` for persistent commands:
+            sage's condition agent registers
             conditions with it, and a fired one runs through sage again.
         source: Who gave the instruction: ``"owner"`` (None means this), ``"guest"``, ``"letterbox"``...; the
-            home's safety policy (:mod:`lares_kit.safety`) decides from it what needs confirming or is refused,
+            home's safety policy (:mod:`lares_kit.safety.gate`) decides from it what needs confirming or is refused,
             and the goal tells the model who is speaking.
         executor: React's light model that writes Actions, a model name or a ``(name, client)`` pair; None ->
             ``$LARES_EXECUTOR_MODEL``, else ``model``.
@@ -99,7 +100,7 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
 
     Examples:
         >>> from lares_kit import load_world
-        >>> from lares_kit.users import ScriptedUser
+        >>> from lares_kit.tools.users import ScriptedUser
         >>> home = load_world("lares-home")
         >>> ep = run_agent("set the office light depending on whether it's daytime", home,
         ...                user=ScriptedUser(answers=["No, it is night."]))
@@ -148,7 +149,7 @@ run_agent.default_knowledge = _default_knowledge  # type: ignore[attr-defined]
 
 def _home(home: Home | str) -> Home:
     if isinstance(home, str):
-        from ..worlds import load_world
+        from ..home.worlds import load_world
 
         return load_world(home)
     return home

@@ -30,7 +30,7 @@ import inspect
 import typing
 from typing import Any, Callable
 
-from ..schema import INJECTED, DeviceId, LightId, RoomId
+from ..tools.schema import INJECTED, DeviceId, LightId, RoomId
 from .prompts import ACTION_PROMPT
 from .shared import AgentRun
 
@@ -44,11 +44,11 @@ def knowledge_needs(fn: Callable[..., Any]) -> set[str]:
     """The parts of the world knowledge a tool's arguments can name, from their types.
 
     Args:
-        fn: A tool function; its parameters typed :data:`~lares_kit.schema.RoomId`, ``LightId`` or ``DeviceId``
+        fn: A tool function; its parameters typed :data:`~lares_kit.tools.schema.RoomId`, ``LightId`` or ``DeviceId``
             (alone, in a list or optional) name rooms, lights or devices.
 
     Examples:
-        >>> from lares_kit.tools import look_with_robot, move_robot, set_light
+        >>> from lares_kit.tools.toolbox import look_with_robot, move_robot, set_light
         >>> knowledge_needs(move_robot), knowledge_needs(set_light), knowledge_needs(look_with_robot)
         ({'rooms'}, {'lights'}, set())
     """

@@ -3,15 +3,15 @@
 The lesson is planned as ``notebooks/17_home_assistant.ipynb`` (issue 20).
 ``run_agent(..., tool_set=...)`` takes one of :data:`TOOL_SETS`:
 
-* ``"lares"`` (the default) -- the Lares tools (:mod:`lares_kit.tools`:
+* ``"lares"`` (the default) -- the Lares tools (:mod:`lares_kit.tools.toolbox`:
   lights and the robot by id, ``set_device``/``read_device``) and the world
-  knowledge, with every state, in the prompt (:mod:`lares_kit.knowledge`);
+  knowledge, with every state, in the prompt (:mod:`lares_kit.knowledge.modes`);
 * ``"ha"`` -- Home Assistant's contract: the intent tools of
-  :mod:`lares_kit.ha_tools` that the home's exposed devices call for
-  (:func:`lares_kit.ha_tools.ha_tools_for`), targets by name and area, and
+  :mod:`lares_kit.ha.tools` that the home's exposed devices call for
+  (:func:`lares_kit.ha.tools.ha_tools_for`), targets by name and area, and
   instead of the world knowledge the **static context** -- the exposed
   devices' names, domains and areas, no states
-  (:func:`lares_kit.ha_context.static_context`) -- in the knowledge
+  (:func:`lares_kit.ha.context.static_context`) -- in the knowledge
   message's place (still sent on every turn, as the world knowledge is; it
   never changes, so it is taken once, at the start, and kept in the
   :class:`HAEpisode`). The state comes from ``GetLiveContext``. The role
@@ -36,10 +36,10 @@ from typing import Any, Callable, ClassVar
 
 from ..episode import Episode
 from ..errors import LaresError
-from ..ha_context import static_context
-from ..ha_tools import HA_API_PROMPT, ha_tools_for
-from ..home import Home
-from ..tools import ask_user, halt
+from ..ha.context import static_context
+from ..ha.tools import HA_API_PROMPT, ha_tools_for
+from ..home.graph import Home
+from ..tools.toolbox import ask_user, halt
 
 __all__ = ["TOOL_SETS", "HA_ROLE_PROMPT", "HAEpisode", "UnknownToolSet", "check_tool_set", "dialect_tools",
            "start_episode"]

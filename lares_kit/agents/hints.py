@@ -12,9 +12,9 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from ..clock import CLOCK_ID
-from ..devices import attributes_of
-from ..home import Home
+from ..home.clock import CLOCK_ID
+from ..home.devices import attributes_of
+from ..home.graph import Home
 
 __all__ = ["event_hint", "step_limit_hint"]
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..steps import Intent
+from ..episode_steps import Intent
 from .action_context import action_messages
 from .forced_choice import ask_forced
 from .prompts import decide_schema

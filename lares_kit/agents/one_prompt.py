@@ -32,11 +32,11 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from ..device_api import capability_doc, device_capabilities
-from ..devices import attributes_of
+from ..device_apis.documents import capability_doc, device_capabilities
 from ..errors import LaresError
-from ..home import Home
-from ..tools import Toolbox, default_tools
+from ..home.devices import attributes_of
+from ..home.graph import Home
+from ..tools.toolbox import Toolbox, default_tools
 from .dialects import dialect_tools
 from .shared import AgentRun, _json_object
 
@@ -59,7 +59,7 @@ def device_api_text(home: Home) -> str:
     """Every device the assistant may use, with where it is and its API, as one block of prompt text.
 
     A device with capability documents (the SAGE home's) gets them in full,
-    with ranges and current values (:func:`lares_kit.device_api.capability_doc`);
+    with ranges and current values (:func:`lares_kit.device_apis.documents.capability_doc`);
     any other device lists its settings and their ranges.
 
     Args:

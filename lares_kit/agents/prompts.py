@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LaresError
-from ..schema import ToolName, tool_schema
+from ..tools.schema import ToolName, tool_schema
 
 __all__ = ["ROLE_PROMPT", "GOAL_PROMPT", "LEAN_ROLE_PROMPT", "LEAN_GOAL_PROMPT", "ACTION_PROMPT", "REASONING_MAX_CHARS",
            "PromptStyle", "PROMPT_STYLES", "DEFAULT_STYLE", "prompt_style", "decide_best_function", "decide_schema",

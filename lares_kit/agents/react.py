@@ -43,10 +43,10 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..contract import source_line, speaker_line
+from ..episode_steps import Action, Thought, ToolCall
 from ..errors import LaresError
-from ..ha_tools import HA_API_PROMPT
-from ..steps import Action, Thought, ToolCall
+from ..ha.tools import HA_API_PROMPT
+from ..sentences.markers import source_line, speaker_line
 from .react_parser import POLICIES, Parsed, ignored_note, parse_actions, parse_thought
 from .shared import MAX_TOKENS, AgentRun, ModelFailed, RequestOptions, house_rules_of, where_line
 
@@ -152,7 +152,7 @@ def _speaker(run: AgentRun) -> str:
 
 
 def _knowledge(run: AgentRun) -> list[dict[str, str]]:
-    message = run.episode.knowledge_message(run.home)  # in the episode's knowledge format (lares_kit.knowledge)
+    message = run.episode.knowledge_message(run.home)  # in the episode's knowledge format (lares_kit.knowledge.modes)
     return [message] if message is not None else []
 
 

@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..contract import source_line, speaker_line
 from ..episode import KNOWLEDGE_MODES
 from ..errors import LaresError
-from ..home import Home
-from ..knowledge import KNOWLEDGE_FORMATS, get_live_context, use_id_enums
-from ..memory import MEMORY_TOOLS, Memory, MemoryStore
-from ..tools import Toolbox, default_tools
+from ..home.graph import Home
+from ..knowledge.modes import KNOWLEDGE_FORMATS, get_live_context, use_id_enums
+from ..memory.agent_memory import MEMORY_TOOLS, Memory, MemoryStore
+from ..sentences.markers import source_line, speaker_line
+from ..tools.toolbox import Toolbox, default_tools
 from .dialects import HA_ROLE_PROMPT, dialect_tools
 from .function_calling import FunctionCallingOptions, run_function_calling
 from .intent_action import run_intent_action
@@ -56,8 +56,8 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
         run: The run being set up: its home, and its episode's knowledge format and source.
         tools: The agent-facing tool functions to offer; None -> the home's own.
         user: Who answers ``ask_user`` (a Listener around the caller's User, so answers are recorded).
-        memory: A :class:`~lares_kit.memory.Memory`, or None for no memory tools.
-        monitor: A :class:`~lares_kit.monitor.Monitor` for persistent commands, or None.
+        memory: A :class:`~lares_kit.memory.agent_memory.Memory`, or None for no memory tools.
+        monitor: A :class:`~lares_kit.persistent.monitor.Monitor` for persistent commands, or None.
 
     Examples:
         >>> from lares_kit import load_world, run_agent

@@ -7,17 +7,17 @@ agent that never sees the whole home; it calls tools, and some tools are
 agents with their own prompt and tools:
 
 * ``device_agent`` -- finds devices from descriptions
-  (:mod:`lares_kit.disambiguation`), reads capability docs, gets attributes
-  and runs commands (:mod:`lares_kit.device_api`); a device with no docs is
+  (:mod:`lares_kit.device_apis.nearby`), reads capability docs, gets attributes
+  and runs commands (:mod:`lares_kit.device_apis.documents`); a device with no docs is
   read and set with ``read_device`` / ``set_device``;
 * ``preference_agent`` -- reads the speaker's profile and past requests
-  (:mod:`lares_kit.profiles`, the same SQLite store as the ReAct memory);
+  (:mod:`lares_kit.memory.profiles`, the same SQLite store as the ReAct memory);
   the request being served joins the past requests once it is served, so
   it never shows up in its own profile;
 * ``condition_agent`` -- writes a condition as a small Python function from
-  the device docs and registers it with the poller (:mod:`lares_kit.monitor`);
+  the device docs and registers it with the poller (:mod:`lares_kit.persistent.monitor`);
   when it fires, the stored instruction runs through this agent again;
-* plus ``tv_guide``, ``weather`` (:mod:`lares_kit.guide`), ``ask_user``, ``halt``.
+* plus ``tv_guide``, ``weather`` (:mod:`lares_kit.device_apis.tv_and_weather`), ``ask_user``, ``halt``.
 
 Each agent in the tree -- the coordinator too -- is the same function-calling
 loop (:func:`~lares_kit.agents.function_calling.run_function_calling`: one
@@ -33,7 +33,7 @@ In Home Assistant's dialect (``run_agent(..., tool_set="ha")``, see
 and the intent tools instead of the capability documents
 (:data:`HA_DEVICE_PROMPT`); the coordinator and the other agents are the same.
 
-Every agent of the tree shares the run's safety gate (:mod:`lares_kit.safety`):
+Every agent of the tree shares the run's safety gate (:mod:`lares_kit.safety.gate`):
 the same source and time of day. A device change the policy holds back for
 confirmation ends the device agent with the question to ask; only the
 coordinator talks to the person, so it asks through ``ask_user`` and, after
@@ -51,16 +51,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..contract import speaker_line
-from ..device_api import DEVICE_API_TOOLS, device_capabilities, get_attribute, get_capability_docs, list_devices
-from ..disambiguation import find_device
+from ..device_apis.documents import (
+    DEVICE_API_TOOLS,
+    device_capabilities,
+    get_attribute,
+    get_capability_docs,
+    list_devices,
+)
+from ..device_apis.nearby import find_device
+from ..device_apis.tv_and_weather import GUIDE_TOOLS
 from ..episode import Episode
-from ..guide import GUIDE_TOOLS
-from ..ha_tools import HA_API_PROMPT, ha_tools_for
-from ..monitor import PERSISTENT_TOOLS
-from ..profiles import PREFERENCE_TOOLS, residents, seed_memory, speaker
-from ..tools import StopRun, Toolbox, ask_user, halt, read_device, set_device
-from ..users import NoUser
+from ..ha.tools import HA_API_PROMPT, ha_tools_for
+from ..memory.profiles import PREFERENCE_TOOLS, residents, seed_memory, speaker
+from ..persistent.monitor import PERSISTENT_TOOLS
+from ..sentences.markers import speaker_line
+from ..tools.toolbox import StopRun, Toolbox, ask_user, halt, read_device, set_device
+from ..tools.users import NoUser
 from .dialects import start_episode
 from .function_calling import FunctionCallingOptions, run_function_calling
 from .shared import AgentRun, ModelFailed, house_rules_of, where_line
@@ -144,8 +150,8 @@ class SageTree:
     """
 
     run: AgentRun
-    memory: Any  # lares_kit.memory.Memory of the speaker, over a seeded store
-    monitor: Any = None  # lares_kit.monitor.Monitor, or None: no persistent commands in this run
+    memory: Any  # lares_kit.memory.agent_memory.Memory of the speaker, over a seeded store
+    monitor: Any = None  # lares_kit.persistent.monitor.Monitor, or None: no persistent commands in this run
     device_tools: list[Callable[..., str]] | None = None  # run_agent(tools=...): the device agent's, not its own
     sub_episodes: list[Episode] = field(default_factory=list)  # every sub-agent run, oldest first
 
@@ -163,7 +169,7 @@ class SageTree:
         elif kind == "device" and any(not device_capabilities(parent.home, d) for d in parent.home.devices):
             prompt, tools = prompt + UNDOCUMENTED[0], [*tools[:-1], *UNDOCUMENTED[1], tools[-1]]  # halt last
         # The coordinator's safety gate, shared: the same source and time, and a yes the coordinator heard
-        # through ask_user confirms the change the sub-agent then makes (lares_kit.safety).
+        # through ask_user confirms the change the sub-agent then makes (lares_kit.safety.gate).
         box = Toolbox(parent.home, tools=list(tools), user=NoUser(), memory=self.memory, monitor=self.monitor,
                       source=parent.toolbox.source, safety=parent.toolbox.safety)
         episode = start_episode("ha" if ha else "lares", request, parent.home, agent=f"sage/{kind}",
@@ -242,7 +248,7 @@ def sage_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any,
 
     ``memory`` is the speaker's (run_agent always gives one): the residents'
     profiles are written into its store once, and with no speaker named it
-    speaks for the home's (:func:`lares_kit.profiles.speaker`).
+    speaks for the home's (:func:`lares_kit.memory.profiles.speaker`).
 
     Args:
         run: The run being set up: its home, and its episode's source.
@@ -250,7 +256,8 @@ def sage_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any,
             home's from :func:`lares_kit.serve.client.mcp_tools`; their ``ask_user`` and ``halt`` are left out:
             only the coordinator talks to the person). The coordinator's tools are always its sub-agents.
         user: Who answers the coordinator's ``ask_user`` (only the coordinator talks to the person).
-        memory: The speaker's :class:`~lares_kit.memory.Memory`; its ``user`` is set to the home's speaker if empty.
+        memory: The speaker's :class:`~lares_kit.memory.agent_memory.Memory`; its ``user`` is set to the home's speaker
+            if empty.
         monitor: The poller the condition agent registers with; None leaves ``condition_agent`` out.
     """
     if residents(run.home):

@@ -112,7 +112,7 @@ def office_light_by_answer(ep: Episode) -> bool:
 
     Examples:
         >>> from lares_kit import load_world, run_agent
-        >>> from lares_kit.users import ScriptedUser
+        >>> from lares_kit.tools.users import ScriptedUser
         >>> ep = run_agent("set the office light depending on whether it's daytime", load_world("lares-home"),
         ...                user=ScriptedUser(answers=["Yes, it's sunny."]))
         >>> office_light_by_answer(ep)

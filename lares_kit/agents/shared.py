@@ -7,17 +7,17 @@ the loop itself fits on one screen:
 
 * :meth:`AgentRun.ask_model` rebuilds the messages from the Episode's steps,
   makes one request, records its usage, and turns an unusable reply (no
-  choices, no function call) into an :class:`~lares_kit.steps.Error` step;
+  choices, no function call) into an :class:`~lares_kit.episode_steps.Error` step;
   :meth:`AgentRun.ask_text` asks for plain text (the ReAct Thought and
   Action). Both go through :meth:`AgentRun.request`, the one place a model
   is called;
 * :meth:`AgentRun.run_calls` runs the reply's calls through the Toolbox and
-  records each as a :class:`~lares_kit.steps.ToolCall` with the truth after
+  records each as a :class:`~lares_kit.episode_steps.ToolCall` with the truth after
   it; calls that were not allowed get an error result instead of running.
   :meth:`AgentRun.call` runs one call given by name (the ReAct Action). After
   a call that ran and did not end the episode, the home's ``during:`` events
-  now due happen (:func:`lares_kit.during.play`) and are recorded as
-  :class:`~lares_kit.steps.Meanwhile` steps -- here, where every design's
+  now due happen (:func:`lares_kit.home.during.play`) and are recorded as
+  :class:`~lares_kit.episode_steps.Meanwhile` steps -- here, where every design's
   calls go, so they happen at the same point whatever the design.
 
 Every request is bounded and says what it wants: ``max_tokens`` by phase
@@ -43,15 +43,15 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..contract import room_line
-from ..during import happened_since, happened_so_far, play, where_seen
 from ..episode import Episode
+from ..episode_steps import Error, Final, LLMCall, Question, ToolCall
 from ..errors import LaresError
-from ..home import Home
-from ..steps import Error, Final, LLMCall, Question, ToolCall
-from ..tools import Toolbox
-from ..understood import final_status
-from ..users import NoAnswer, User
+from ..home.during import happened_since, happened_so_far, play, where_seen
+from ..home.graph import Home
+from ..sentences.markers import room_line
+from ..sentences.understood import final_status
+from ..tools.toolbox import Toolbox
+from ..tools.users import NoAnswer, User
 from .prompts import PromptStyle, prompt_style
 
 __all__ = ["AgentRun", "ModelFailed", "Listener", "RequestOptions", "MAX_TOKENS", "house_rules_of", "where_line"]
@@ -82,7 +82,7 @@ class Listener:
     """Passes ``ask_user`` questions to the real user and keeps the last answer.
 
     Examples:
-        >>> from lares_kit.users import ScriptedUser
+        >>> from lares_kit.tools.users import ScriptedUser
         >>> ear = Listener(ScriptedUser(answers=["yes"]))
         >>> ear.ask("Is it day?"), ear.last
         ('yes', 'yes')
@@ -286,20 +286,20 @@ class AgentRun:
         if isinstance(record, Question):
             record.answer = getattr(self.toolbox.user, "last", None)
         self.episode.steps.append(record)
-        if obs.final:  # "done", or "not_understood" when the message says so (lares_kit.understood)
+        if obs.final:  # "done", or "not_understood" when the message says so (lares_kit.sentences.understood)
             self.finish(final_status(obs.text), obs.text)
         else:
             self.meanwhile(turn, mark, name, obs.ok)
         return obs.final
 
     def meanwhile(self, turn: int, mark: int, tool: str, ok: bool) -> None:
-        """Let the home's events now due happen after a call (:func:`lares_kit.during.play`) and record each.
+        """Let the home's events now due happen after a call (:func:`lares_kit.home.during.play`) and record each.
 
         Nothing happens in a home without ``during:`` events, so its episodes are as they always were.
 
         Args:
             turn: The turn of the call.
-            mark: How many events had happened before the call (:func:`lares_kit.during.happened_so_far`).
+            mark: How many events had happened before the call (:func:`lares_kit.home.during.happened_so_far`).
             tool: The tool that ran (its time on the clock; a look counts for "after the first look").
             ok: Whether the call worked.
         """
@@ -370,7 +370,7 @@ def house_rules_of(box: Any, by_name: bool = False) -> str:
     """The house rules the toolbox's safety gate holds this instruction to, for the prompt ("" when none).
 
     Args:
-        box: The run's :class:`~lares_kit.tools.Toolbox`; its ``safety`` gate writes the rules.
+        box: The run's :class:`~lares_kit.tools.toolbox.Toolbox`; its ``safety`` gate writes the rules.
         by_name: True to name devices by name only, as Home Assistant's static context does.
     """
     return box.safety.house_rules(by_name=by_name) if box.safety else ""

@@ -53,7 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..home import Home
+from ..home.graph import Home
 from .collateral import changes, collateral, may_change, refused_calls, same
 from .ha_diff import missing_words, state_diff
 from .patterns import text_regex, widen_numbers
@@ -66,7 +66,8 @@ __all__ = ["ACCEPTED_STATUSES", "CHECKS", "FINISHED", "HA_CHECKS", "CheckResult"
 FINISHED = frozenset({"done"})
 # The statuses each category accepts for its `finished` check: "done" everywhere -- a deliberate decline (a safety
 # refusal, an infeasible request, a missing device) is understood and ends done. Only a clarification task, whose
-# instruction cannot be read as said, may also end not_understood (lares_kit.understood): saying so without acting
+# instruction cannot be read as said, may also end not_understood (lares_kit.sentences.understood):
+# saying so without acting
 # is honest there. A category not named here accepts FINISHED.
 ACCEPTED_STATUSES: dict[str, frozenset[str]] = {"clarification": frozenset({"done", "not_understood"})}
 
@@ -93,7 +94,7 @@ class Outcome:
     steps: list[dict[str, Any]] = field(default_factory=list)  # {"tool", "arguments", "result", "ok"}, oldest first
     asked: list[str] = field(default_factory=list)  # questions put to the user, in order
     events: Any = None  # lares_kit.bench.events.EventLog when the task has events, else None
-    memory: Any = None  # the episode's lares_kit.memory.Memory, when the task set one up
+    memory: Any = None  # the episode's lares_kit.memory.agent_memory.Memory, when the task set one up
     accepts: frozenset[str] = FINISHED  # the statuses the task's category accepts (ACCEPTED_STATUSES)
 
     @classmethod

@@ -15,8 +15,8 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from ..contract import is_refusal
-from ..home import Home
+from ..home.graph import Home
+from ..sentences.markers import is_refusal
 from .tasks import Expect
 
 __all__ = ["changes", "collateral", "expects_no_change", "may_change", "refused_calls", "same"]
@@ -69,7 +69,7 @@ def changes(start: dict[str, dict[str, Any]], home: Home) -> list[tuple[str, str
 
     A device whose state is still the very dict of the start has not changed:
     the home gives a device a new state dict when it changes it
-    (:meth:`~lares_kit.home.Home.update_device`), so with a scene's start
+    (:meth:`~lares_kit.home.graph.Home.update_device`), so with a scene's start
     (:func:`~lares_kit.bench.scene.set_stage` keeps the home's own dicts) only
     the devices the episode changed are compared, in a home of any size.
 

@@ -192,7 +192,7 @@ def _unknown(name: str, value: Any) -> str | None:
     # a sentence for a value no design could take, whatever the agents
     from ..agents import AGENTS
     from ..agents.prompts import PROMPT_STYLES
-    from ..knowledge_formats import KNOWLEDGE_FORMATS, KNOWLEDGE_MODES
+    from ..knowledge.formats import KNOWLEDGE_FORMATS, KNOWLEDGE_MODES
 
     known = {"knowledge": ("knowledge mode", "modes", KNOWLEDGE_MODES),
              "knowledge_format": ("knowledge format", "formats", KNOWLEDGE_FORMATS),

@@ -5,7 +5,7 @@ Taught in ``notebooks/13_persistent_commands.ipynb``. A persistence task
 the agent halts: nothing should have happened yet. Its ``events:`` say what
 happens next on the poller's simulated clock, e.g. the fridge opens 60 s
 later; :func:`play_events` runs them against the episode's
-:class:`~lares_kit.monitor.Monitor` and returns what the checks need:
+:class:`~lares_kit.persistent.monitor.Monitor` and returns what the checks need:
 
 * the device states right after the episode (before any event): the action
   must not have been done early;
@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from ..devices import attributes_of, check_value
 from ..errors import LaresError, choices, did_you_mean
-from ..home import Home
-from ..times import TimeError, minutes_of_day
+from ..home.devices import attributes_of, check_value
+from ..home.graph import Home
+from ..safety.times import TimeError, minutes_of_day
 
 __all__ = ["Event", "EventLog", "parse_events", "parse_event_texts", "parse_at_texts", "play_events", "SETTLE_TICKS",
            "EVENT_SYNTAX"]
@@ -197,11 +197,11 @@ def play_events(events: list[Event], home: Home, monitor: Any) -> EventLog:
     Args:
         events: What happens after the episode, in time order: device states set at clock seconds.
         home: The home the events change (the monitor's own).
-        monitor: The :class:`~lares_kit.monitor.Monitor` whose conditions are checked as the clock runs.
+        monitor: The :class:`~lares_kit.persistent.monitor.Monitor` whose conditions are checked as the clock runs.
 
     Examples:
         >>> from lares_kit import load_world
-        >>> from lares_kit.monitor import Action, Monitor
+        >>> from lares_kit.persistent.monitor import Action, Monitor
         >>> home = load_world("sage-home")
         >>> monitor = Monitor(home, isolation="inline")
         >>> _ = monitor.register('def opened():\\n    return get("fridge", "door") == "open"', Action("x"), "open")

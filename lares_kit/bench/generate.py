@@ -1,7 +1,7 @@
 """Benchmark tasks for a generated home, each solved by the oracle before it is kept.
 
 Taught in ``notebooks/16_scaling_up.ipynb``. The homes come from
-:mod:`lares_kit.generate` (which builds worlds and knows nothing of the
+:mod:`lares_kit.home.generator` (which builds worlds and knows nothing of the
 benchmark); :func:`generate_tasks` writes tasks for one -- direct, device,
 multi-device and search -- and checks each with the oracle
 (:func:`lares_kit.bench.oracle.oracle_plan`), so no task is impossible. The
@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..home import Home
+from ..home.graph import Home
 from .oracle import OracleError, oracle_plan
 from .tasks import Expect, Setup, Task
 
@@ -36,13 +36,13 @@ def generate_tasks(home: Home, n: int = 8, seed: int = 0, check: bool = True) ->
     cannot solve is dropped (and reported by its absence).
 
     Args:
-        home: The home to write tasks for, e.g. one from :func:`lares_kit.generate.generate_home`.
+        home: The home to write tasks for, e.g. one from :func:`lares_kit.home.generator.generate_home`.
         n: How many tasks to write (fewer when ``check`` drops some).
         seed: Chooses the rooms, devices and items: the same seed, the same tasks.
         check: Solve each task with the oracle first and drop one it cannot solve; False skips that (faster).
 
     Examples:
-        >>> from lares_kit.generate import generate_home
+        >>> from lares_kit.home.generator import generate_home
         >>> home = generate_home(rooms=30, devices=120, seed=2)
         >>> tasks = generate_tasks(home, n=5, seed=2)
         >>> [t.category for t in tasks]

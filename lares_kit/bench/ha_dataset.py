@@ -36,11 +36,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..datafiles import path_kind, read_data_file
-from ..devices import attributes_of
 from ..errors import LaresError, brief, clip
-from ..home import Home
-from ..worlds import WorldError, parse_world
+from ..files.reading import path_kind, read_data_file
+from ..home.devices import attributes_of
+from ..home.graph import Home
+from ..home.worlds import WorldError, parse_world
 from .ha_diff import HA_KEYS, entity_change, entity_ids, ha_update, parse_ha_expect
 from .ha_fixtures import HADatasetError, fixtures_world, ha_attributes, slug, unique_id
 from .oracle import OracleError, oracle_steps
@@ -324,7 +324,7 @@ def import_ha(path: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]
         lares_kit.errors.LaresError: cannot import into tests/fixtures/ha/lares-mini/dataset_card.yaml: it is a \
 file, not a folder; name a folder with --out DIR (it is made if missing)
     """
-    from ..yamldata import dump_yaml
+    from ..files.yamldata import dump_yaml
 
     out = Path(out_dir)
     _check_root(Path(path))
@@ -344,7 +344,7 @@ file, not a folder; name a folder with --out DIR (it is made if missing)
 
 def _check_out(out: Path, *targets: Path) -> None:
     # --out must be (or become) a folder, and each file to write there must be writable
-    from ..atomic import unwritable
+    from ..files.atomic import unwritable
 
     problem = unwritable(out, folder=True)
     if problem is not None:
@@ -363,7 +363,7 @@ def _write_all(out: Path, files: dict[str, str]) -> list[Path]:
     import shutil
     import tempfile
 
-    from ..atomic import write_atomic
+    from ..files.atomic import write_atomic
 
     made = [p for p in (out, *out.parents) if path_kind(p) == "missing"]
     staging = None

@@ -5,7 +5,7 @@ imported from Home Assistant's evaluation datasets (:mod:`lares_kit.bench.ha_dat
 entities must change and how (``expect_changes``, in HA's states and attributes), which changes do
 not matter (``ignore_changes``, where ``state`` may be listed too) and which words the reply must
 contain (``expect_response``). The check reads every device of the home in HA's terms
-(:func:`lares_kit.ha_domains.to_ha`) as it was at the start (after the set-up) and as it is at the
+(:func:`lares_kit.ha.domains.to_ha`) as it was at the start (after the set-up) and as it is at the
 end: the end must be the start plus the expected changes, and any other change is collateral
 damage, which fails the task -- as in Home Assistant's own harness.
 
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import brief
-from ..ha_context import entity_ids  # the ids the HA tools report: the judge uses the same
-from ..ha_domains import from_ha, to_ha
-from ..home import Device, Home
+from ..ha.context import entity_ids  # the ids the HA tools report: the judge uses the same
+from ..ha.domains import from_ha, to_ha
+from ..home.graph import Device, Home
 
 __all__ = ["HA_KEYS", "HAExpect", "StateDiff", "entity_change", "entity_ids", "ha_update", "missing_words",
            "parse_ha_expect", "state_diff", "state_text"]

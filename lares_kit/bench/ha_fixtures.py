@@ -3,7 +3,7 @@
 Taught in ``notebooks/17_home_assistant.ipynb``; the format is in ``docs/ha_datasets.md``.
 Home Assistant's evaluation datasets describe a home by its areas, devices and entities;
 :func:`fixtures_world` turns them into the mapping a world file holds
-(:func:`lares_kit.worlds.parse_world` reads it):
+(:func:`lares_kit.home.worlds.parse_world` reads it):
 
 * **areas -> rooms.** Ids slugified (``bedroom_1`` stays ``bedroom_1``, ``Living Room`` becomes
   ``living-room``), names kept. HA has no layout, and a lares_kit world needs its rooms connected,
@@ -14,7 +14,7 @@ Home Assistant's evaluation datasets describe a home by its areas, devices and e
 * **floors.** An area's ``floor`` (a name, or the id of a top-level ``floors:`` entry) becomes a
   numbered floor of the world, in the order floors first appear.
 * **entities -> devices**, with their ``entity_id`` kept; type and state through
-  :func:`lares_kit.ha_domains.from_ha`. A domain lares_kit cannot model is a sentence naming the
+  :func:`lares_kit.ha.domains.from_ha`. A domain lares_kit cannot model is a sentence naming the
   file, the entity and the domains it can. An entity's area may come from its device.
 * **capabilities** where HA says more than a type's defaults: a climate's ``min_temp`` /
   ``max_temp`` (or a Fahrenheit home's range) and ``hvac_modes``; a fan's percentage; a cover
@@ -35,7 +35,7 @@ import unicodedata
 from typing import Any
 
 from ..errors import DataFileError, brief
-from ..ha_domains import COLORS, from_ha
+from ..ha.domains import COLORS, from_ha
 from .ha_diff import state_text
 from .validate import Validator
 

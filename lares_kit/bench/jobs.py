@@ -12,7 +12,7 @@ What a record says beside the contract's keys:
 
 * ``false_claims`` -- what the final message says of the home that its end state contradicts, one sentence each,
   and ``unverifiable`` -- the message says something of the home the checker cannot tie to devices and settings
-  (:mod:`lares_kit.claims`; never guessed);
+  (:mod:`lares_kit.sentences.claims`; never guessed);
 * ``trial`` -- which repetition of the same episode (``lares bench --trials``);
 * ``collateral`` -- the devices changed that the task did not ask for
   (:mod:`lares_kit.bench.collateral`); ``changed`` -- every device changed;
@@ -37,9 +37,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from ..home import Home
-from ..monitor import Monitor
-from ..safety_audit import unsafe_actions
+from ..home.graph import Home
+from ..persistent.monitor import Monitor
+from ..safety.audit import unsafe_actions
 from .checks import Outcome, run_checks
 from .collateral import changes, collateral, expects_no_change, refused_calls
 from .events import play_events
@@ -69,7 +69,7 @@ class Job:
     trial: int = 0  # which repetition of this episode; trials of a real model differ by their sampling seed
     temperature: float | None = None  # sent to the model; None: the design's own (0)
     request_seed: int | None = None  # the sampling seed sent with every request (a trial's), or None
-    # How the home is written in the prompt (lares_kit.knowledge: full, retrieval...); None: the design's own
+    # How the home is written in the prompt (lares_kit.knowledge.modes: full, retrieval...); None: the design's own
     # (auto). Set, the record says it.
     knowledge_format: str | None = None
     # How the prompts are written (lares_kit.agents.prompts: lean, lares); None: the default (lean). Set, the record
@@ -278,11 +278,12 @@ def task_oracles(task: Task, world: Home, seeds: list[int]) -> dict[int, tuple[i
 def _claims(episode: Any, world: Home) -> dict[str, Any]:
     """The record's ``false_claims`` (one sentence each) and ``unverifiable``: the final message against the home.
 
-    :func:`lares_kit.claims.check_episode` reads what the message says of the devices, by the home's own names,
+    :func:`lares_kit.sentences.claims.check_episode` reads what the message says of the devices,
+    by the home's own names,
     and compares it with the states at the start (and what others changed while the agent worked) and at the end;
     a message it cannot tie to devices and settings is unverifiable, never guessed.
     """
-    from ..claims import check_episode
+    from ..sentences.claims import check_episode
 
     check = check_episode(episode, world)
     return {"false_claims": list(check.false_claims), "unverifiable": bool(check.unverifiable)}

@@ -32,9 +32,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ..datafiles import bounded_lines, decode_text, open_data_file, parse_json, path_kind, read_text_file
-from ..datalimits import MAX_BYTES
 from ..errors import DataFileError, LaresWarning
+from ..files.limits import MAX_BYTES
+from ..files.reading import bounded_lines, decode_text, open_data_file, parse_json, path_kind, read_text_file
 from .records import record_problem
 
 __all__ = ["IDENTITY", "JOURNAL", "Journal", "identity_key", "journal_lines", "latest_records", "load_records"]

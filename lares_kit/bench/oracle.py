@@ -6,7 +6,7 @@ knew where the cat is would score 1.0; searching for it costs more.
 
 The number is not typed by hand: :func:`oracle_plan` runs a breadth-first
 search from the task's start, calling the real tools
-(:mod:`lares_kit.tools`) on copies of the home, until the task's own world
+(:mod:`lares_kit.tools.toolbox`) on copies of the home, until the task's own world
 checks (states, unchanged, lit, seen, robot; :mod:`lares_kit.bench.checks`)
 all pass. A node is (robot room, states of the devices that matter, items
 seen). Only calls that can matter are tried, which keeps the search small
@@ -32,8 +32,8 @@ import json
 from collections import deque
 from typing import Any
 
-from ..home import Home
-from ..tools import (
+from ..home.graph import Home
+from ..tools.toolbox import (
     ToolError,
     default_tools,
     look_with_robot,

@@ -123,9 +123,9 @@ def run_one(episode: Recorded, client: Any, executor_client: Any = None, max_ste
     """
     from ..agents import get_agent, run_agent
     from ..agents.scenarios import LARES_SCENARIOS
-    from ..memory_store import MemoryStore
-    from ..users import ScriptedUser
-    from ..worlds import load_world
+    from ..home.worlds import load_world
+    from ..memory.store import MemoryStore
+    from ..tools.users import ScriptedUser
 
     scenario = next(s for s in LARES_SCENARIOS if s.name == episode.scenario)
     home = load_world(scenario.world, seed=scenario.seed)

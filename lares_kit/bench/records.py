@@ -19,9 +19,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ..datafiles import parse_json, path_kind, read_text_file
 from ..episode import Episode
 from ..errors import DataFileError, LaresError, LaresWarning, brief, clip
+from ..files.reading import parse_json, path_kind, read_text_file
 
 __all__ = ["OPTIONAL_TYPES", "RECORD_TYPES", "load_episode",
            "prepare_runs", "read_record", "record_problem", "saved_record", "warn_unusable"]

@@ -5,9 +5,9 @@ and a seed into a :class:`Scene`: its own copy of the world (so episodes can
 run in parallel threads; a cheap one, :func:`copy_home`), with the task's
 set-up applied, the start state the checks compare against (the home's own
 state dicts, not copies: a device that changes gets a new one), and a
-simulated user built on :class:`~lares_kit.users.ScriptedUser` whose answers
+simulated user built on :class:`~lares_kit.tools.users.ScriptedUser` whose answers
 have their placeholders filled in. The home gets the task's ``during:``
-events after its world's (:mod:`lares_kit.during`); a ``set`` among them
+events after its world's (:mod:`lares_kit.home.during`); a ``set`` among them
 updates the scene's start as it happens -- the world's doing, not the
 agent's, so the ``unchanged`` check starts from it, as it does from
 ``events:`` after the episode.
@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..clock import Clock
-from ..during import schedule
-from ..home import Home
-from ..users import ScriptedUser
+from ..home.clock import Clock
+from ..home.during import schedule
+from ..home.graph import Home
+from ..tools.users import ScriptedUser
 from .tasks import Task
 from .validate import PLACEHOLDER
 
@@ -74,7 +74,7 @@ class Scene:
     start: dict[str, dict[str, Any]]
     items: dict[str, str]  # item id -> the room it is in when the episode starts
     user: ScriptedUser = field(default_factory=ScriptedUser)
-    memory: Any = None  # a lares_kit.memory.Memory seeded with the set-up's earlier sessions, or None
+    memory: Any = None  # a lares_kit.memory.agent_memory.Memory seeded with the set-up's earlier sessions, or None
 
     @property
     def context(self) -> dict[str, Any]:
@@ -115,7 +115,7 @@ def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
         home.clock = Clock.simulated(start=setup.time_of_day)
     if setup.user:  # who speaks, kept with the home for agents that read the context (none may read the truth)
         home.extra["user"] = setup.user
-    if setup.room:  # where the person speaks from: the goal prompt says so (lares_kit.contract.room_line)
+    if setup.room:  # where the person speaks from: the goal prompt says so (lares_kit.sentences.markers.room_line)
         home.extra["room"] = setup.room
     home.version = 0
     scene = Scene(task, seed, home, home.device_states(shared=True), {i.id: i.room for i in home.items.values()})
@@ -141,7 +141,7 @@ def seed_memory(seed: dict[str, Any], user: str) -> Any:
         >>> memory.store.preferences("ana"), [t.text for t in memory.long_term()]
         ({'office temperature': 21}, ['I like the office at 21 degrees'])
     """
-    from ..memory import Memory, MemoryStore
+    from ..memory.agent_memory import Memory, MemoryStore
 
     store = MemoryStore(":memory:", clock=lambda: SCENE_NOW)
     for key, value in seed.get("preferences", {}).items():

@@ -42,9 +42,9 @@ from typing import Any
 
 import networkx as nx
 
-from ..home import Home
-from ..tools import ToolError, default_tools
-from ..users import NoAnswer, ScriptedUser
+from ..home.graph import Home
+from ..tools.toolbox import ToolError, default_tools
+from ..tools.users import NoAnswer, ScriptedUser
 from .checks import Outcome, matches_forbidden, run_checks, value_ok
 from .oracle import TOOLS, OracleError, _candidates, _goal, _key, _set_calls, oracle_steps
 from .scene import Scene, copy_home, room_pattern, set_stage

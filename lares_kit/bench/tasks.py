@@ -2,9 +2,9 @@
 
 Taught in ``notebooks/08_evaluation.ipynb``; the format is documented in ``worlds/tasks/README.md``. A suite
 file holds a list of tasks; each task has an instruction for a world, an optional set-up, what happens while the
-agent works (``during``, :mod:`lares_kit.during`), a simulated user and the checks its episode must pass. A bad
+agent works (``during``, :mod:`lares_kit.home.during`), a simulated user and the checks its episode must pass. A bad
 file raises :class:`TaskError`, whose message names the file, the key path and what was expected -- like
-:class:`~lares_kit.worlds.WorldError` for world files. A task names its world file (a path may be relative to the
+:class:`~lares_kit.home.worlds.WorldError` for world files. A task names its world file (a path may be relative to the
 suite file), or brings its own world (``Task.world_data``, :mod:`lares_kit.bench.ha_dataset`): :func:`task_home`.
 This module only reads tasks: :mod:`lares_kit.bench.scene` sets up a home for one, :mod:`lares_kit.bench.checks`
 judges an episode.
@@ -22,11 +22,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..during import parse_during
 from ..errors import DataFileError, brief
-from ..home import Home
-from ..lookup import FileKind, files_by_id, read_by_id_or_path
-from ..worlds import WORLD_FILES, WorldError, load_world, parse_world
+from ..files.lookup import FileKind, files_by_id, read_by_id_or_path
+from ..home.during import parse_during
+from ..home.graph import Home
+from ..home.worlds import WORLD_FILES, WorldError, load_world, parse_world
 from .events import parse_events
 from .ha_diff import HA_KEYS, HAExpect, entity_ids, parse_ha_expect
 from .validate import Validator
@@ -62,7 +62,7 @@ class Setup:
     # {"preferences": {key: value}, "turns": [{"role", "text", "at", "user"}]}; see worlds/tasks/README.md
     memory: dict[str, Any] | None = None
     # Who gives the instruction ("owner", "guest", "letterbox"...), for the world's safety policy
-    # (lares_kit.safety); None: the owner.
+    # (lares_kit.safety.gate); None: the owner.
     source: str | None = None
     # The room the person speaks from (a voice assistant's satellite is there); None: not said.
     room: str | None = None
@@ -129,7 +129,7 @@ class Task:
     held_out: bool = False  # written after the agents were tuned, and never tuned against
     # The world itself (a world file's data), for a task that brings its own home; None: the world file `world` names
     world_data: dict[str, Any] | None = None
-    # What happens while the agent works (lares_kit.during.DuringEvent), after the world file's own
+    # What happens while the agent works (lares_kit.home.during.DuringEvent), after the world file's own
     during: list[Any] = field(default_factory=list)
 
     def fingerprint(self) -> str:
@@ -155,7 +155,7 @@ class Task:
 
 
 # ------------------------------------------------------------------ finding
-# Suites are looked up by id in the tasks/ folder of each place world files are (lares_kit.lookup).
+# Suites are looked up by id in the tasks/ folder of each place world files are (lares_kit.files.lookup).
 SUITE_FILES = FileKind("task suite file", "suites", "tasks", TaskError)
 
 
@@ -337,8 +337,8 @@ def _setup(v: Validator, raw: Any, key: str) -> Setup:
     robot = v.room(entry["robot"], f"{key}.robot") if "robot" in entry else None
     time_of_day = v.text(entry, "time_of_day", key, default=None)
     if time_of_day is not None and v.home is not None and "policy" in v.home.extra:
-        from ..safety import parse_policy
-        from ..times import TimeError
+        from ..safety.gate import parse_policy
+        from ..safety.times import TimeError
 
         try:  # the safety policy reads it: a time it cannot read is said now, not in every episode's error
             parse_policy(v.home.extra["policy"]).is_night(time_of_day)

@@ -18,9 +18,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..devices import attributes_of, check_value
 from ..errors import LIST_AT_MOST, brief
-from ..home import Home
+from ..home.devices import attributes_of, check_value
+from ..home.graph import Home
 
 __all__ = ["PLACEHOLDER", "REGEX_AT_MOST", "Validator"]
 

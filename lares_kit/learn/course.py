@@ -36,9 +36,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..atomic import unwritable, write_atomic
-from ..datafiles import parse_json, path_kind, read_text_file
 from ..errors import DataFileError, LaresError, brief, clip
+from ..files.atomic import unwritable, write_atomic
+from ..files.reading import parse_json, path_kind, read_text_file
 from . import EXERCISES
 
 __all__ = ["COURSE_ID", "CONFIG", "answer_tag", "course_notebook", "build_course", "exercises_dir", "read_notebook",
@@ -115,7 +115,7 @@ def _grading(grade_id: str, *, solution: bool = False, points: int | None = None
 def read_notebook(path: str | Path):
     """An exercise notebook as an ``nbformat`` node (version 4), or a LaresError naming the file and what is wrong.
 
-    The file is read within :mod:`lares_kit.datafiles`' limits (a regular file, UTF-8, at most 8 MB, JSON
+    The file is read within :mod:`lares_kit.files.reading`' limits (a regular file, UTF-8, at most 8 MB, JSON
     nested at most 50 deep, so a notebook of 100,000 brackets is a sentence, not a RecursionError) and its
     shape checked before nbformat sees it (nbformat answers a malformed notebook with whatever exception
     its code happens to hit); then nbformat's own schema is checked.

@@ -2,16 +2,16 @@
 
 Notebook: ``exercises/02_tool_error_sentence.ipynb`` (after
 ``notebooks/02_agent_facing_tools.ipynb``). The checks build a
-:class:`~lares_kit.tools.Toolbox` with the student's tool and call it through
+:class:`~lares_kit.tools.toolbox.Toolbox` with the student's tool and call it through
 ``dispatch``, as a model would: a schema must build, a result must say how
 the home changed, an error must say what is wrong *and* how to fix it.
 """
 
 from __future__ import annotations
 
-from ..schema import SchemaError
-from ..tools import Toolbox
-from ..worlds import load_world
+from ..home.worlds import load_world
+from ..tools.schema import SchemaError
+from ..tools.toolbox import Toolbox
 from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
 from .matching import has_id, has_word
 
@@ -102,8 +102,8 @@ def _test_errors(lock_door) -> str:
 
 _TOOL_HINT = "Raise ToolError('...') for a mistake; the dispatcher turns it into 'Error: ...' for the model."
 q1 = Problem("A schema a model can read", ("lock_door",), _test_schema, hints=[
-    "Look at set_light in lares_kit/tools.py: a docstring summary, then Args: with one line per argument.",
-    "Type the arguments: lock_id: DeviceId (from lares_kit.schema) and locked: bool. home needs no hint.",
+    "Look at set_light in lares_kit/tools/toolbox.py: a docstring summary, then Args: with one line per argument.",
+    "Type the arguments: lock_id: DeviceId (from lares_kit.tools.schema) and locked: bool. home needs no hint.",
 ])
 q2 = Problem("A result that says how the home changed", ("lock_door",), _test_result, hints=[
     "home.devices[lock_id].state is a dict like {'locked': True}; change it with home.update_device.",

@@ -14,11 +14,11 @@ from types import SimpleNamespace as NS
 from typing import Any
 
 from ..agents.prompts import GOAL_PROMPT, ROLE_PROMPT
-from ..contract import DONE_HINT
 from ..episode import knowledge_header
-from ..home import Home
-from ..tools import Toolbox
-from ..worlds import load_world
+from ..home.graph import Home
+from ..home.worlds import load_world
+from ..sentences.markers import DONE_HINT
+from ..tools.toolbox import Toolbox
 from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "first_messages", "bind", "____", "PLACEHOLDER"]

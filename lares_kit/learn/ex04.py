@@ -12,8 +12,8 @@ import json
 from types import SimpleNamespace as NS
 
 from ..agents.prompts import decide_schema, forced
-from ..tools import Toolbox
-from ..worlds import load_world
+from ..home.worlds import load_world
+from ..tools.toolbox import Toolbox
 from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 from .ex03 import first_messages
 from .matching import has_word

@@ -3,7 +3,7 @@
 Notebook: ``exercises/05_initial_knowledge.ipynb`` (after ``notebooks/05_world_knowledge.ipynb``).
 In mode ``initial`` the world knowledge is the state at the start of the
 task; every change since is only in the history, in the tool results
-(``"... (<light-id>) is now on."``, the contract of :mod:`lares_kit.tools`).
+(``"... (<light-id>) is now on."``, the contract of :mod:`lares_kit.tools.toolbox`).
 The checks compare with :meth:`~lares_kit.episode.Episode.messages` and with the true home.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..agents import run_agent
 from ..agents.prompts import GOAL_PROMPT, ROLE_PROMPT
 from ..episode import Episode
-from ..worlds import load_world
+from ..home.worlds import load_world
 from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]

@@ -21,9 +21,9 @@ import networkx as nx
 
 from ..agents import run_agent
 from ..episode import Episode
-from ..steps import ToolCall
-from ..tools import ToolError, move_robot
-from ..worlds import load_world
+from ..episode_steps import ToolCall
+from ..home.worlds import load_world
+from ..tools.toolbox import ToolError, move_robot
 from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]

@@ -2,14 +2,14 @@
 
 Notebook: ``exercises/07_scripted_user.ipynb`` (after ``notebooks/07_asking_the_user.ipynb``).
 A user is anything with ``ask(question) -> str`` that raises
-:class:`~lares_kit.users.NoAnswer` when it has nothing to say.
+:class:`~lares_kit.tools.users.NoAnswer` when it has nothing to say.
 """
 
 from __future__ import annotations
 
 from ..agents import run_agent
-from ..users import NoAnswer
-from ..worlds import load_world
+from ..home.worlds import load_world
+from ..tools.users import NoAnswer
 from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____
 from .matching import has_word
 
@@ -68,7 +68,7 @@ def _test_night_user(night_user) -> str:
 
 
 def _test_patient(PatientUser) -> str:
-    from ..users import ScriptedUser
+    from ..tools.users import ScriptedUser
 
     try:
         user = PatientUser(ScriptedUser(fallback="yes"), limit=2)

@@ -27,8 +27,8 @@ from ..bench.checks import CheckResult
 from ..bench.scene import set_stage
 from ..bench.tasks import load_suite
 from ..episode import Episode
-from ..steps import Question
-from ..worlds import load_world
+from ..episode_steps import Question
+from ..home.worlds import load_world
 from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
 from .matching import has_id
 

@@ -1,7 +1,7 @@
 """Exercise 10, memory recall by date: what was said, and when.
 
 Notebook: ``exercises/10_memory_by_date.ipynb`` (for ``notebooks/10_memory``).
-The checks build a :class:`~lares_kit.memory_store.MemoryStore` in memory
+The checks build a :class:`~lares_kit.memory.store.MemoryStore` in memory
 with a fixed clock (30 November 2026), so "yesterday" never moves.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from ..memory_store import MemoryStore
+from ..memory.store import MemoryStore
 from .checking import PLACEHOLDER, Exercise, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "q3", "sample_store", "TODAY", "bind", "____", "PLACEHOLDER"]

@@ -2,9 +2,9 @@
 
 Notebook: ``exercises/11_device_by_docs.ipynb`` (for ``notebooks/11_device_apis_and_disambiguation``).
 The checks run the student's calls through the real
-:func:`~lares_kit.device_api.execute_command` on a fresh ``sage-home``, and
+:func:`~lares_kit.device_apis.documents.execute_command` on a fresh ``sage-home``, and
 compare the student's choice of device with the home's own data: each
-device's ``name`` and its ``near`` list (:func:`~lares_kit.device_api.device_extras`).
+device's ``name`` and its ``near`` list (:func:`~lares_kit.device_apis.documents.device_extras`).
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ __all__ = ["q1", "q2", "bind", "____", "PLACEHOLDER", "PICK_CASES"]
 
 
 def _fresh() -> Any:
-    from ..worlds import load_world
+    from ..home.worlds import load_world
 
     return load_world("sage-home")
 
 
 def _test_calls(calls) -> str:
-    from ..device_api import execute_command
-    from ..tools import ToolError
+    from ..device_apis.documents import execute_command
+    from ..tools.toolbox import ToolError
 
     if calls is PLACEHOLDER:
         raise NotAttempted("calls is still ____. Make it a list of (device_id, capability, command, arguments).")
@@ -58,7 +58,7 @@ PICK_CASES = [("the TV by the plant", "tv-plant"), ("the TV next to the credenza
 
 
 def _test_pick(pick) -> str:
-    from ..device_api import device_extras
+    from ..device_apis.documents import device_extras
 
     home = _fresh()
     for description, want in PICK_CASES:

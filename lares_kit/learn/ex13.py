@@ -2,15 +2,15 @@
 
 Notebook: ``exercises/13_safe_condition.ipynb`` (for ``notebooks/13_persistent_commands``).
 A condition is Python source for one function with no arguments, checked by
-:func:`~lares_kit.sandbox.check_condition` and run by
-:func:`~lares_kit.sandbox.run_condition` over plain device states. The
+:func:`~lares_kit.persistent.sandbox.check_condition` and run by
+:func:`~lares_kit.persistent.sandbox.run_condition` over plain device states. The
 checks run the student's code through the same sandbox, on every row of a
 truth table.
 """
 
 from __future__ import annotations
 
-from ..sandbox import ConditionError, check_condition, run_condition
+from ..persistent.sandbox import ConditionError, check_condition, run_condition
 from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____
 
 __all__ = ["q1", "q2", "q3", "BROKEN", "bind", "____", "PLACEHOLDER"]

@@ -6,7 +6,7 @@ talked out of them; a rule in the tool layer holds whatever the model
 believes. The student writes a policy entry as data (q1), reads the
 policy's verdicts for instructions from different sources (q2) and writes a
 guard around ``set_device`` (q3). The checks run the offline agent with a
-real :class:`~lares_kit.tools.Toolbox` and a scripted user, and judge what
+real :class:`~lares_kit.tools.toolbox.Toolbox` and a scripted user, and judge what
 happened to the home -- never the wording of the answer alone.
 """
 
@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..agents import run_agent
-from ..safety import PolicyError, SafetyGate, parse_policy
-from ..schema import SchemaError
-from ..tools import Toolbox, ask_user, halt, read_device
-from ..users import ScriptedUser
-from ..worlds import load_world
+from ..home.worlds import load_world
+from ..safety.gate import PolicyError, SafetyGate, parse_policy
+from ..tools.schema import SchemaError
+from ..tools.toolbox import Toolbox, ask_user, halt, read_device
+from ..tools.users import ScriptedUser
 from .checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
 from .matching import has_word, says_number
 
@@ -164,7 +164,7 @@ def _bare() -> Any:
 
 def _refusal(guard: Any, home: Any, value: Any) -> str:
     # What the model would read: a ToolError's sentence, or the returned sentence of a guard that returns one.
-    from ..tools import ToolError
+    from ..tools.toolbox import ToolError
 
     try:
         text = guard(home, "oven", "temperature", value)

@@ -2,7 +2,7 @@
 
 Notebook: ``exercises/16_prompt_budget.ipynb`` (for ``notebooks/16_scaling_up``).
 The checks build the same generated building as the notebook (1,000
-devices, seed 3, :func:`~lares_kit.generate.generate_home`) and count tokens
+devices, seed 3, :func:`~lares_kit.home.generator.generate_home`) and count tokens
 with :func:`~lares_kit.models.count_tokens`, as the benchmarks do.
 """
 
@@ -21,20 +21,20 @@ CHOICES = ("full", "compact", "retrieval")  # q3 tries them in this order: the m
 @functools.lru_cache(maxsize=None)
 def building() -> Any:
     """The exercise's building: 200 rooms, 1,000 devices (the same every time)."""
-    from ..generate import generate_home
+    from ..home.generator import generate_home
 
     return generate_home(devices=1000, seed=3)
 
 
 @functools.lru_cache(maxsize=None)
 def _home(world: str) -> Any:
-    from ..worlds import load_world
+    from ..home.worlds import load_world
 
     return building() if world == "building" else load_world(world)
 
 
 def _tokens(world: str, fmt: str, instruction: str) -> int:
-    from ..knowledge import knowledge_text
+    from ..knowledge.modes import knowledge_text
     from ..models import count_tokens
 
     return count_tokens(knowledge_text(_home(world), fmt, instruction)[1])

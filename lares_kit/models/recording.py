@@ -38,10 +38,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..atomic import unwritable
-from ..datafiles import DataFileError, bounded_lines, decode_text, open_data_file, parse_json, path_kind
-from ..datalimits import MAX_BYTES
 from ..errors import LaresError, brief, clip
+from ..files.atomic import unwritable
+from ..files.limits import MAX_BYTES
+from ..files.reading import DataFileError, bounded_lines, decode_text, open_data_file, parse_json, path_kind
 
 __all__ = ["FORMAT", "IGNORED", "NotRecorded", "Recorder", "Recording", "command_text", "first_difference",
            "request_key"]

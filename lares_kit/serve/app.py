@@ -21,7 +21,7 @@ bodies are bounded. Each token speaks for one source (the server's
 ``--source``, or another given with ``--token-for SOURCE=TOKEN``), and each
 source has its own safety gate (:class:`.service.HomeService`): only a
 trusted source is ever asked to confirm, so only it can answer
-(``docs/security.md``). The home's one clock (:mod:`lares_kit.clock`), which
+(``docs/security.md``). The home's one clock (:mod:`lares_kit.home.clock`), which
 the night rule reads, is shared by every door.
 
 ``lares serve-home WORLD --mcp stdio`` speaks MCP on standard input and
@@ -297,8 +297,8 @@ def parse_tokens(source: str, token: str | None, token_for: list[str] | None) ->
 
 
 def _service(args: argparse.Namespace) -> HomeService:
-    from ..clock import Clock, make_clock
-    from ..worlds import load_world
+    from ..home.clock import Clock, make_clock
+    from ..home.worlds import load_world
 
     home = load_world(args.world, seed=args.seed)
     if args.clock is not None or args.time_of_day is not None:

@@ -13,7 +13,7 @@ observation, as a local tool's mistake does. TARGET is
   ``headers={"Authorization": "Bearer <long-lived token>"}``).
 
 **The home the agent knows.** A lares_kit agent re-reads the home's
-knowledge every turn, so with a remote home the local :class:`~lares_kit.home.Home`
+knowledge every turn, so with a remote home the local :class:`~lares_kit.home.graph.Home`
 must follow it. When the server publishes the world knowledge
 (``lares serve-home`` does, as the ``lares://home/knowledge`` resource),
 :meth:`McpTools.home` builds a local copy of what an agent may know, and after
@@ -44,8 +44,8 @@ from pathlib import Path
 from typing import IO, Any, Callable
 
 from ..errors import LaresError, ToolError
-from ..home import Home, Item
-from ..users import NoAnswer
+from ..home.graph import Home, Item
+from ..tools.users import NoAnswer
 
 __all__ = ["mcp_tools", "McpTools", "McpConnectError", "KNOWLEDGE_URI"]
 
@@ -269,7 +269,7 @@ def mirror_home(known: dict[str, Any]) -> Home:
         >>> copy.knowledge() == home.knowledge(), sorted(copy.items)
         (True, [])
     """
-    from ..worlds import parse_world
+    from ..home.worlds import parse_world
 
     world: dict[str, Any] = {"id": known["home"], "name": known.get("name", known["home"]), "rooms": [],
                              "devices": [], "robot": {"id": known["robot"]["id"], "room": known["robot"]["room"]}}

@@ -7,7 +7,7 @@ beside MCP and the HTTP simulator API, with the ``paho-mqtt`` client:
 * **Discovery.** Every *exposed* device becomes a Home Assistant entity through MQTT discovery: a
   retained JSON config on ``homeassistant/<component>/<node_id>/<object_id>/config`` (the node id is
   ``lares_`` and the home's id, ``lares_lares_home``; the object id is the device's id,
-  ``kitchen_light``). The component comes from :func:`lares_kit.ha_domains.domain_of`: light (the JSON
+  ``kitchen_light``). The component comes from :func:`lares_kit.ha.domains.domain_of`: light (the JSON
   schema, with ``brightness`` when the device dims), switch, fan, cover, lock, valve, climate,
   alarm_control_panel, vacuum, and one sensor or binary_sensor per reading of a sensor. Home Assistant's
   MQTT discovery has no media player, to-do list, weather or calendar entity: those devices are skipped,
@@ -64,8 +64,8 @@ from typing import Any, Callable
 from paho.mqtt.client import CallbackAPIVersion, Client
 
 from ..errors import brief
-from ..ha_domains import object_id
-from ..home import Device
+from ..ha.domains import object_id
+from ..home.graph import Device
 from .mqtt_connection import PASSWORD_HELP, MqttError, MqttSettings, _ssl_reason, add_mqtt_arguments, parse_address
 from .mqtt_discovery import DISCOVERY_PREFIX, OFFLINE, ONLINE, _Discovery, discovery_configs
 from .mqtt_payloads import POLL, BadCommand, _words

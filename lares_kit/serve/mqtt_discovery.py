@@ -4,7 +4,7 @@ Part of the MQTT door of ``lares serve-home`` (:mod:`.mqtt`; taught in
 ``notebooks/18_a_real_home.ipynb``). :func:`discovery_configs` gives every
 retained config the bridge publishes; the bridge also uses each entity's
 state outputs and command parsers. The component comes from
-:func:`lares_kit.ha_domains.domain_of`.
+:func:`lares_kit.ha.domains.domain_of`.
 
 Examples:
     >>> from lares_kit import load_world
@@ -20,9 +20,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..devices import Attribute, attributes_of
-from ..ha_domains import device_class_of, domain_of, object_id
-from ..home import Device, Home
+from ..ha.domains import device_class_of, domain_of, object_id
+from ..home.devices import Attribute, attributes_of
+from ..home.graph import Device, Home
 from .mqtt_payloads import (
     BadCommand,
     _choice,

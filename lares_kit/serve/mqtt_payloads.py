@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..devices import attributes_of
-from ..home import Device, Home
-from ..wording import in_sentence
+from ..home.devices import attributes_of
+from ..home.graph import Device, Home
+from ..sentences.wording import in_sentence
 
 __all__ = ["BadCommand"]
 

@@ -6,7 +6,7 @@ state_topic, format: zigbee2mqtt}`` is bound to a real one: a tool's change is
 sent as zigbee2mqtt's JSON (:func:`to_zigbee2mqtt`, 0-254 brightness), and the
 state the device reports comes back in lares terms (:func:`from_zigbee2mqtt`)
 -- but only when it fits the world device as the tools know it (its
-attributes' types, ranges and choices, :mod:`lares_kit.devices`): anyone can
+attributes' types, ranges and choices, :mod:`lares_kit.home.devices`): anyone can
 publish on a broker, and a retained message may be left from another device,
 so a report that says ``{"locked": "maybe"}`` is logged and dropped, not taken
 as the state of a lock. :class:`Zigbee2MqttLink` is the binding.
@@ -21,11 +21,11 @@ import threading
 import time
 from typing import Any
 
-from ..devices import Attribute, attributes_of, check_value
 from ..errors import ToolError, brief
-from ..ha_domains import domain_of
-from ..home import Device
-from ..wording import capitalise
+from ..ha.domains import domain_of
+from ..home.devices import Attribute, attributes_of, check_value
+from ..home.graph import Device
+from ..sentences.wording import capitalise
 from .mqtt_payloads import POLL, _dim_key, _scale, _words
 
 __all__ = ["BadReport", "Zigbee2MqttLink", "from_zigbee2mqtt", "to_zigbee2mqtt"]
@@ -41,7 +41,7 @@ def to_zigbee2mqtt(device: Device, changes: dict[str, Any]) -> dict[str, Any]:
         changes: Attribute -> new value, as the tools set them: ``{"on": True}``, ``{"brightness": 50}``.
 
     Examples:
-        >>> from lares_kit.home import Device
+        >>> from lares_kit.home.graph import Device
         >>> lamp = Device("lamp", "Lamp", "light", "kitchen", {"on": False, "brightness": 0})
         >>> to_zigbee2mqtt(lamp, {"on": True, "brightness": 100})
         {'state': 'ON', 'brightness': 254}
@@ -80,7 +80,7 @@ def from_zigbee2mqtt(device: Device, report: dict[str, Any]) -> dict[str, Any]:
     its state has them; what the world does not model (``linkquality``, the
     brightness of a light the world does not dim) is left. Every value that
     comes in must fit the device as the tools know it
-    (:func:`lares_kit.devices.attributes_of` and :func:`~lares_kit.devices.check_value`:
+    (:func:`lares_kit.home.devices.attributes_of` and :func:`~lares_kit.home.devices.check_value`:
     its type, range or choices; a reading without a spec keeps the kind of its
     value), and no key may be new to its state. One value that does not fit
     and the whole report is refused: a report is one look at the device, and
@@ -94,7 +94,7 @@ def from_zigbee2mqtt(device: Device, report: dict[str, Any]) -> dict[str, Any]:
         BadReport: something in it does not fit the device; the message says what, in words.
 
     Examples:
-        >>> from lares_kit.home import Device
+        >>> from lares_kit.home.graph import Device
         >>> lamp = Device("lamp", "Lamp", "light", "kitchen", {"on": False, "brightness": 0})
         >>> from_zigbee2mqtt(lamp, {"state": "ON", "brightness": 127, "linkquality": 96})
         {'on': True, 'brightness': 50}

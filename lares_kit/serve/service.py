@@ -2,7 +2,7 @@
 
 :class:`HomeService` is what ``lares serve-home`` puts behind every door
 (MCP, the HTTP simulator API, MQTT). It holds the home, one
-:class:`~lares_kit.tools.Toolbox` in the chosen dialect (the Lares tools or
+:class:`~lares_kit.tools.toolbox.Toolbox` in the chosen dialect (the Lares tools or
 Home Assistant's), and the home's safety gate, which sees every call whatever
 door it came through. It knows no protocol: the doors translate.
 
@@ -42,9 +42,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from ..home import Home
-from ..tools import Observation, Toolbox, default_tools
-from ..users import NoAnswer
+from ..home.graph import Home
+from ..tools.toolbox import Observation, Toolbox, default_tools
+from ..tools.users import NoAnswer
 
 __all__ = ["HomeService", "CallResult", "NeedsAnswer", "DeviceLink"]
 
@@ -89,7 +89,7 @@ class CallResult:
     ok: bool = True
     final: bool = False  # the call was halt
     question: str | None = None  # set when the tool asked the person: call again with the answer
-    content: str | None = None  # what a model reads (lares_kit.tools.Observation.content); None: the text
+    content: str | None = None  # what a model reads (lares_kit.tools.toolbox.Observation.content); None: the text
     json_errors: bool = False  # a Home Assistant tool: its errors read as JSON
 
     def as_json(self) -> dict[str, Any]:
@@ -137,12 +137,12 @@ class HomeService:
         return self.toolbox.schemas()
 
     def knowledge(self) -> dict[str, Any]:
-        """What an agent may know of the home now (:meth:`lares_kit.home.Home.knowledge`): no hidden things."""
+        """What an agent may know of the home now (:meth:`lares_kit.home.graph.Home.knowledge`): no hidden things."""
         with self._lock:
             return self.home.knowledge()
 
     def truth(self) -> dict[str, Any]:
-        """Everything, hidden things included (:meth:`lares_kit.home.Home.truth`): for ``--debug`` only."""
+        """Everything, hidden things included (:meth:`lares_kit.home.graph.Home.truth`): for ``--debug`` only."""
         with self._lock:
             return self.home.truth()
 
@@ -210,7 +210,7 @@ class HomeService:
         """
         with self._lock:
             if source not in self._commanders:
-                from ..device_tools import DEVICE_TOOLS
+                from ..tools.device_tools import DEVICE_TOOLS
 
                 tools = default_tools(self.home)
                 tools += [fn for fn in DEVICE_TOOLS if fn not in tools]

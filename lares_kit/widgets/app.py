@@ -33,8 +33,8 @@ from typing import Any, Protocol
 
 from ..episode import Episode
 from ..errors import LaresError
-from ..home import Home
-from ..users import NoAnswer
+from ..home.graph import Home
+from ..tools.users import NoAnswer
 from .homemap import HomeMap
 
 __all__ = ["AgentApp", "PageUser", "Runner", "EXAMPLES", "NO_RUNNER"]
@@ -182,7 +182,7 @@ class AgentApp:
                              f"{type(runner).__name__} {runner!r}")
         self.runner = runner
         if home is None:
-            from ..worlds import load_world
+            from ..home.worlds import load_world
 
             home = load_world("lares-home")
         self.home, self.agent, self.model, self.knowledge = home, agent, model, knowledge

@@ -30,7 +30,7 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
-from ..home import Home
+from ..home.graph import Home
 from .fitting import text_width, wrap
 from .layout import LABEL_LINE, LINE, PAD, box_size, map_area, map_limits, plan_labels, room_labels, room_layout
 

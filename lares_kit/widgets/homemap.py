@@ -17,7 +17,7 @@ import base64
 import html
 from typing import Any
 
-from ..home import Home
+from ..home.graph import Home
 from .drawing import describe_home, render_png, room_lit
 
 __all__ = ["HomeMap", "room_states_html"]

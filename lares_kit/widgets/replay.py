@@ -8,7 +8,7 @@ loaded from JSON, long after the run.
 * :func:`replay_frames` turns an Episode into frames: the state, what the
   robot had seen, its path so far, and a caption (plain data, testable) --
   one after each tool call, and one for each thing that happened in the home
-  meanwhile (a ``during:`` event, :class:`~lares_kit.steps.Meanwhile`: the dog
+  meanwhile (a ``during:`` event, :class:`~lares_kit.episode_steps.Meanwhile`: the dog
   moved, someone switched a light), so a learner sees the sighting go stale;
 * :func:`draw_frames` draws some frames side by side (a static strip for a
   notebook or a report);
@@ -28,8 +28,8 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from ..episode import Episode
-from ..home import Home
-from ..steps import Error, Final, Intent, Meanwhile, Question, ToolCall
+from ..episode_steps import Error, Final, Intent, Meanwhile, Question, ToolCall
+from ..home.graph import Home
 from .drawing import add_legend, draw_home, legend_handles, legend_height
 from .fitting import wrap
 from .layout import LABEL_MODES, LINE, box_size, map_area, map_limits, plan_labels, room_labels, room_layout
@@ -60,7 +60,7 @@ def replay_frames(episode: Episode) -> list[Frame]:
 
     Examples:
         >>> from lares_kit import load_world
-        >>> from lares_kit.steps import ToolCall
+        >>> from lares_kit.episode_steps import ToolCall
         >>> home = load_world("lares-home")
         >>> ep = Episode.start("find my dog", home, agent="intent-action", model="offline")
         >>> ep.steps.append(ToolCall("move_robot", {"destination_room_id": "bedroom"}, "The robot moved ...",
@@ -234,7 +234,7 @@ class SearchReplay:
         from .homemap import HomeMap
 
         if home is None:
-            from ..worlds import load_world
+            from ..home.worlds import load_world
 
             home = load_world(episode.world)
         self.episode = episode

@@ -9,8 +9,8 @@ __all__ = ["lock_door"]
 # %% q1
 import difflib
 
-from lares_kit.schema import DeviceId
-from lares_kit.tools import ToolError
+from lares_kit.tools.schema import DeviceId
+from lares_kit.tools.toolbox import ToolError
 
 
 def lock_door(home, lock_id: DeviceId, locked: bool) -> str:

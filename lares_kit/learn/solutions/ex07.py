@@ -1,6 +1,6 @@
 """Reference solutions for ``exercises/07_scripted_user.ipynb`` (``lares_kit.learn.ex07``)."""
 
-from lares_kit.users import NoAnswer, ScriptedUser
+from lares_kit.tools.users import NoAnswer, ScriptedUser
 
 __all__ = ["night_user", "PatientUser"]
 

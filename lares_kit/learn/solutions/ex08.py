@@ -1,7 +1,7 @@
 """Reference solutions for ``exercises/08_evaluation.ipynb`` (``lares_kit.learn.ex08``)."""
 
 from lares_kit.bench.checks import CheckResult
-from lares_kit.steps import Question
+from lares_kit.episode_steps import Question
 
 __all__ = ["asks_first", "only_allowed_changed", "by_category"]
 

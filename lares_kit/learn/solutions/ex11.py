@@ -1,6 +1,6 @@
 """Reference solutions for ``exercises/11_device_by_docs.ipynb`` (``lares_kit.learn.ex11``)."""
 
-from lares_kit.device_api import device_extras
+from lares_kit.device_apis.documents import device_extras
 
 __all__ = ["calls", "pick"]
 

@@ -1,7 +1,7 @@
 """Reference solutions for ``exercises/15_refusal.ipynb`` (``lares_kit.learn.ex15``)."""
 
-from lares_kit.tools import ToolError
-from lares_kit.tools import set_device as plain_set_device
+from lares_kit.tools.toolbox import ToolError
+from lares_kit.tools.toolbox import set_device as plain_set_device
 
 __all__ = ["policy", "set_device", "verdicts"]
 

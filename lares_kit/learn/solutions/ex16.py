@@ -1,6 +1,6 @@
 """Reference solutions for ``exercises/16_prompt_budget.ipynb`` (``lares_kit.learn.ex16``)."""
 
-from lares_kit.knowledge import knowledge_text
+from lares_kit.knowledge.modes import knowledge_text
 from lares_kit.learn.ex16 import CHOICES
 from lares_kit.models import count_tokens
 

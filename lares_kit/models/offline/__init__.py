@@ -13,10 +13,10 @@ wire format and the server around it live beside it in :mod:`lares_kit.models`.
 It decides only from the request -- the instruction, the tools offered, the
 knowledge the agent put in the prompt, the tool results so far -- never from
 the home itself. This package imports nothing from the home side
-(``lares_kit.home``, ``worlds``, ``tools``, ``safety``, ``agents``...; a test
+(``lares_kit.home.graph``, ``worlds``, ``tools``, ``safety``, ``agents``...; a test
 checks that): only the leaf contracts both sides share --
-:mod:`lares_kit.contract` (who is talking, a refusal), :mod:`lares_kit.confirmation`
-(the gate's question and what a yes is) -- and :mod:`lares_kit.wording`.
+:mod:`lares_kit.sentences.markers` (who is talking, a refusal), :mod:`lares_kit.safety.confirmation`
+(the gate's question and what a yes is) -- and :mod:`lares_kit.sentences.wording`.
 
 The prompt contract (what an agent must send for it to work)
 -----------------------------------------------------------
@@ -27,7 +27,7 @@ The prompt contract (what an agent must send for it to work)
 * **World knowledge**: a ``system`` message whose content starts with
   ``WORLD KNOWLEDGE`` and holds ``Home.knowledge()`` as JSON between its
   first ``{`` and last ``}`` (pretty or compact), or as the outline lines of
-  :func:`lares_kit.knowledge_formats.render_outline` (the ``outline`` and
+  :func:`lares_kit.knowledge.formats.render_outline` (the ``outline`` and
   ``retrieval`` formats). Its header says
   ``(latest)`` or ``(initial: ...)``. Without one (knowledge "none") the model
   knows only the ids in the tool schemas' enums: it can still switch
@@ -35,7 +35,7 @@ The prompt contract (what an agent must send for it to work)
   ``ask_user`` is offered) or halts saying it has no map.
 * **History**: assistant messages with ``tool_calls`` and the ``tool``
   messages answering them, read through the result contract of
-  :mod:`lares_kit.tools` (``Error: ...``; ``(<light-id>) is now on.`` or
+  :mod:`lares_kit.tools.toolbox` (``Error: ...``; ``(<light-id>) is now on.`` or
   ``are now on.``; ``Also here: Name, a <type> (<id>); ...``, where the
   article may be ``an`` or none and ``, a <type>`` may be left out;
   ``The user answered: ...``).

@@ -3,7 +3,7 @@
 Part of the offline model (:mod:`lares_kit.models.offline`); taught in
 ``notebooks/15_safety_and_failure.ipynb``. When a device call comes back
 ``Error: Confirmation needed: ... in exactly these words: "Shall I ...?" -- ...``
-(the observation of :class:`lares_kit.safety.SafetyGate`), a careful model
+(the observation of :class:`lares_kit.safety.gate.SafetyGate`), a careful model
 asks the user that question, word for word -- the gate lets a change through
 only on a yes to the question it gave, which names the exact change -- and
 after a clear yes makes the same call again; after anything else it stops
@@ -11,13 +11,13 @@ and says it did nothing. A ``Refused by the home's safety policy``
 observation needs no rule here: the planner never repeats a failed call, so
 it halts and reports the refusal. An instruction from a source the home does
 not trust comes with the house rules it is held to (a paragraph of the
-prompt, :func:`lares_kit.contract.house_rules_in`): :func:`house_rule_against`
+prompt, :func:`lares_kit.sentences.markers.house_rules_in`): :func:`house_rule_against`
 says which change they forbid, and the planner declines it before any call.
 
 Like the rest of the offline model it reads only the request: the history
 of calls and answers, never the policy or the home. The observation's
-wording is read with :func:`lares_kit.confirmation.question_in`, the
-contract's one parser, and a yes with :func:`lares_kit.confirmation.is_yes`.
+wording is read with :func:`lares_kit.safety.confirmation.question_in`, the
+contract's one parser, and a yes with :func:`lares_kit.safety.confirmation.is_yes`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...confirmation import CONFIRM_MARK, is_yes, question_in
-from ...contract import answer_in
+from ...safety.confirmation import CONFIRM_MARK, is_yes, question_in
+from ...sentences.markers import answer_in
 from .reading import Beliefs, norm
 
 __all__ = ["CONFIRM_FIRST", "HOUSE_RULES_SAY", "cannot_under_rules", "confirmation_step", "house_rule_against"]
@@ -105,7 +105,7 @@ def house_rule_against(b: Beliefs, device: str, attribute: str, value: Any) -> s
     """Why the prompt's house rules forbid this change to this instruction ("" when they do not, or say nothing).
 
     An instruction from a source the home does not trust comes with the rules it is held to
-    (:func:`lares_kit.contract.house_rules_in`): the model says no instead of trying a call the gate refuses.
+    (:func:`lares_kit.sentences.markers.house_rules_in`): the model says no instead of trying a call the gate refuses.
 
     Args:
         b: what the model read from the request, its house rules included.
@@ -114,7 +114,7 @@ def house_rule_against(b: Beliefs, device: str, attribute: str, value: Any) -> s
         value: its new value.
 
     Examples:
-        >>> from lares_kit.contract import HouseRule, HouseRules
+        >>> from lares_kit.sentences.markers import HouseRule, HouseRules
         >>> from lares_kit.models.offline.reading import Dev
         >>> b = Beliefs("unlock the front door", "latest", {}, {"lock": Dev("lock", "Front door", "lock", "hall")},
         ...             None, {}, [])

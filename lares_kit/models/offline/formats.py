@@ -41,7 +41,7 @@ import json
 import re
 from typing import Any
 
-from ...contract import without_done_hint
+from ...sentences.markers import without_done_hint
 from .calls import CARRIERS, CONTRACT_TOOLS, fake_tools, render
 from .planning import HA_TOOLS, Intention
 from .reading import Beliefs, Call, norm, text_of

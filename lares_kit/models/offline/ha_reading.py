@@ -18,7 +18,7 @@ the calls the planner knows: ``HassTurnOn(name="Kitchen Light")`` that
 succeeded is ``set_device(<that light>, "on", true)`` that succeeded; an
 error result (``{"success": false, "error": ...}``) is an ``Error: ...``;
 a ``GetLiveContext`` result's YAML fills in the states, converted from Home
-Assistant's units (:mod:`lares_kit.ha_domains`). So every rule of the planner
+Assistant's units (:mod:`lares_kit.ha.domains`). So every rule of the planner
 works in either dialect, and :func:`ha_call` writes its intentions back as
 intent calls.
 """
@@ -29,7 +29,7 @@ import json
 import re
 from typing import Any
 
-from ...ha_domains import HA_DOMAINS, domain_of, from_ha, object_id
+from ...ha.domains import HA_DOMAINS, domain_of, from_ha, object_id
 from .reading import Beliefs, Call, Dev, Room, norm
 from .recognizer import switch_change
 

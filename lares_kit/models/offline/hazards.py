@@ -20,7 +20,7 @@ of danger, each a pattern of *what is asked* and *the situation around it*:
 The refusal names the danger and offers something safe instead; nothing in
 the home changes. These are rules, not judgement: a request phrased in a way
 no pattern knows gets through, which is why the homes' own safety policy
-(:mod:`lares_kit.safety`, enforced in the Toolbox whatever the model says) is
+(:mod:`lares_kit.safety.gate`, enforced in the Toolbox whatever the model says) is
 the layer that holds. Notebook 15 shows both.
 """
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from ...wording import with_article
+from ...sentences.wording import with_article
 from .reading import Beliefs
 from .understanding import Goal
 from .vocabulary import words_of

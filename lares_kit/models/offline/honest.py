@@ -18,7 +18,7 @@ action looked like success. Here each such clause is either *read* or
 * a time ("every evening at 7", "in ten minutes", "at 11pm"): never read -- this model acts now.
 
 A clause it cannot read means no change at all and a reply beginning with
-:data:`lares_kit.understood.NOT_UNDERSTOOD_MARK`, which quotes the words,
+:data:`lares_kit.sentences.understood.NOT_UNDERSTOOD_MARK`, which quotes the words,
 says it did nothing and suggests a wording made of the home's own names (the
 agent then ends the episode ``not_understood``). Rules of grammar and of the
 home's vocabulary only: no sentence of any corpus or benchmark is named here.
@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ...understood import NOT_UNDERSTOOD_MARK
+from ...sentences.understood import NOT_UNDERSTOOD_MARK
 from .goals import Change, Goal
 from .reading import Beliefs, Dev
 from .understanding import understand

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from ...wording import is_plural
+from ...sentences.wording import is_plural
 from .reading import Beliefs, Dev
 from .understanding import Goal
 from .vocabulary import describe, words_of
@@ -154,7 +154,7 @@ def what_my_tools_do(b: Beliefs, can: set[str]) -> str:
     return "My tools only " + (", ".join(parts[:-1]) + ", and " + parts[-1] if len(parts) > 1 else parts[0]) + "."
 
 
-# Home Assistant's intent tools (lares_kit.ha_tools), normalised, and what each lets the assistant do here
+# Home Assistant's intent tools (lares_kit.ha.tools), normalised, and what each lets the assistant do here
 _HA_CAN = {"hasslightset": "set the brightness of lights", "hassclimatesettemperature": "set the temperature",
            "hasssetposition": "open and close blinds and covers", "hasssetvolume": "set the volume",
            "getlivecontext": "read the state of the devices"}

@@ -2,7 +2,7 @@
 
 Part of the offline model (see :mod:`lares_kit.models.offline` for the
 prompt contract). Under the ``overview`` knowledge format
-(:mod:`lares_kit.knowledge`, Home Assistant's approach) the knowledge lists
+(:mod:`lares_kit.knowledge.modes`, Home Assistant's approach) the knowledge lists
 rooms and devices but no states, and the tool ``get_live_context(room,
 floor, type)`` reports them. A device whose state the model does not know
 has an empty ``state`` in its :class:`~.reading.Beliefs`; these rules:

@@ -18,8 +18,8 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ...contract import cannot_ask
-from ...wording import agree, capitalise, join_clauses, with_article
+from ...sentences.markers import cannot_ask
+from ...sentences.wording import agree, capitalise, join_clauses, with_article
 from .comfort import comfort_step, recognise_comfort
 from .compound import CAPABILITIES, after_greeting, recognise_compound
 from .confirming import cannot_under_rules, confirmation_step, house_rule_against

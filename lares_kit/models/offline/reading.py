@@ -5,7 +5,7 @@ prompt contract). This module turns the messages of one request into
 :class:`Beliefs`: the rooms, exits and devices from the ``WORLD KNOWLEDGE``
 message (or only the ids in the tool schemas when there is none), updated
 with the facts the tool results in the history establish. It reads text
-only; it never sees a :class:`~lares_kit.home.Home`.
+only; it never sees a :class:`~lares_kit.home.graph.Home`.
 
 Facts are idempotent, so the same beliefs come out whether the knowledge is
 the latest or the state at the start of the task: a light said to be "now on"
@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...contract import (
+from ...knowledge.formats import parse_outline
+from ...sentences.markers import (
     HouseRules,
     answer_in,
     house_rules_in,
@@ -30,7 +31,6 @@ from ...contract import (
     speaker_in,
     without_done_hint,
 )
-from ...knowledge_formats import parse_outline
 
 __all__ = ["KNOWLEDGE_TAG", "Beliefs", "Call", "Dev", "Room", "apply_facts", "merge_live_context", "norm", "note_lit",
            "read_request", "text_of"]
@@ -128,12 +128,15 @@ class Beliefs:
     looked: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     answers: list[tuple[str, str]] = field(default_factory=list)  # (question, answer)
     blocked: set[tuple[str, str]] = field(default_factory=set)  # exits a move proved wrong
-    speaker: str = ""  # who gives the instruction: lares_kit.contract.speaker_in of a system message ("" unknown)
+    # who gives the instruction: lares_kit.sentences.markers.speaker_in of a system message ("" unknown)
+    speaker: str = ""
     language: str = "en"  # the home's language (the knowledge's "language"; English when it says none)
     floors: dict[int, list[str]] = field(default_factory=dict)  # floor number -> its name and aliases, when named
-    place: str = ""  # the room the person speaks from: lares_kit.contract.room_in of a system message ("" unknown)
+    # the room the person speaks from: lares_kit.sentences.markers.room_in of a system message ("" unknown)
+    place: str = ""
     dialect: str = "lares"  # "ha" when the request is in Home Assistant's dialect (its static context)
-    # what the home's policy forbids this (untrusted) instruction: lares_kit.contract.house_rules_in (None: nothing)
+    # what the home's policy forbids this (untrusted) instruction: lares_kit.sentences.markers.house_rules_in
+    # (None: nothing)
     house_rules: HouseRules | None = None
 
     def lights_in(self, room: str) -> list[Dev]:
@@ -299,7 +302,7 @@ def apply_facts(b: Beliefs) -> None:
             b.robot = str(call.arg("destination_room_id", "room_id", "room"))
             if "It is " in text:  # "It is lit/dark there": settles lights the knowledge gave no state (overview)
                 note_lit(b, text)
-        elif name == "getlivecontext":  # the overview format's live states (lares_kit.knowledge)
+        elif name == "getlivecontext":  # the overview format's live states (lares_kit.knowledge.modes)
             merge_live_context(b, text)
         elif name == "lookwithrobot":
             if m := _LOOK_ROOM.search(text):

@@ -41,8 +41,8 @@ import functools
 import re
 from typing import Any
 
-from ...ha_domains import device_class_of, domain_of
-from ...languages import LanguageError, intents_for
+from ...ha.domains import device_class_of, domain_of
+from ...ha.languages import LanguageError, intents_for
 from .goals import WHICH_ONE, Change, Goal, which_one
 from .reading import Beliefs, Dev
 from .responses import error_reply, intent_reply, state_reply, yes_no

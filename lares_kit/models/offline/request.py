@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...contract import room_in
+from ...sentences.markers import room_in
 from .ha_reading import STATIC_TAG, read_static_context, translate_calls
 from .reading import Beliefs, Call, apply_facts, norm, read_request, text_of
 

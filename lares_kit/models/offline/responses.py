@@ -18,9 +18,9 @@ import functools
 from types import SimpleNamespace
 from typing import Any
 
-from ...ha_domains import domain_of, to_ha
-from ...languages import LanguageError, responses_for
-from ...wording import agree
+from ...ha.domains import domain_of, to_ha
+from ...ha.languages import LanguageError, responses_for
+from ...sentences.wording import agree
 from .reading import Beliefs, Dev
 from .vocabulary import SENSED, describe, state_words
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...phrases import TIME_TRIGGER, split_persistent
-from ...times import minutes_of_day
-from ...wording import agree, in_sentence
+from ...persistent.phrases import TIME_TRIGGER, split_persistent
+from ...safety.times import minutes_of_day
+from ...sentences.wording import agree, in_sentence
 from .sage_devices import device_phrase
 from .sage_reading import Doc, Talk, read_doc, stem_words
 from .sage_schedules import read_schedule, schedule_code
@@ -205,7 +205,8 @@ def _time_step(t: Talk, trigger: str) -> Step:
     return "create_condition", {"code": code, "description": description}
 
 
-# A device that documents no capabilities has the home's own attributes (lares_kit.devices): capability -> attribute
+# A device that documents no capabilities has the home's own attributes (lares_kit.home.devices):
+# capability -> attribute
 _OWN_ATTRIBUTE = {"lock": "locked", "contactSensor": "open", "switch": "on", "temperatureMeasurement": "temperature",
                   "dishwasherOperatingState": "operating_state"}
 

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...confirmation import CONFIRM_MARK, question_in
-from ...contract import is_refusal
+from ...safety.confirmation import CONFIRM_MARK, question_in
+from ...sentences.markers import is_refusal
 from .confirming import CONFIRM_FIRST, HOUSE_RULES_SAY, cannot_under_rules
 from .sage_reading import Doc, Talk, read_doc, stem_words
 
@@ -233,7 +233,7 @@ def _confirm_first(result: str | None, fallback: str) -> Step | None:
     """A call the safety policy held back for confirmation: halt with the gate's own question (else None).
 
     Only the coordinator talks to the person; it asks that question word for word
-    (:func:`lares_kit.confirmation.question_in`: the gate lets the change through only on a yes to it).
+    (:func:`lares_kit.safety.confirmation.question_in`: the gate lets the change through only on a yes to it).
     """
     if not (result or "").removeprefix("Error: ").startswith(CONFIRM_MARK):
         return None
@@ -243,7 +243,8 @@ def _confirm_first(result: str | None, fallback: str) -> Step | None:
 def _house_rule(t: Talk, device: str, attributes: tuple[str | None, ...], value: Any) -> str:
     """Why the house rules forbid this instruction a change of one of ``attributes`` to ``value`` ("" if they do not).
 
-    The device agent knows devices by id; an untrusted instruction's rules name them so (:mod:`lares_kit.contract`).
+    The device agent knows devices by id; an untrusted instruction's rules name them so
+    (:mod:`lares_kit.sentences.markers`).
     """
     rules = t.house_rules
     return next((why for a in attributes if a and rules and (why := rules.forbids(device, device, a, value))), "")

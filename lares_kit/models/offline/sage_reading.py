@@ -3,9 +3,9 @@
 Part of the offline model's SAGE rules (:mod:`lares_kit.models.offline.sage_rules`).
 Each agent in SAGE's tree sends its own request; this module turns one into
 a :class:`Talk` -- the task (the last ``user`` message), the person (from
-"You are talking to NAME.", read with :func:`lares_kit.contract.speaker_in`),
+"You are talking to NAME.", read with :func:`lares_kit.sentences.markers.speaker_in`),
 the tools offered and the history of calls with their results -- and parses
-the result shapes of :mod:`lares_kit.device_api` (capability documents) back
+the result shapes of :mod:`lares_kit.device_apis.documents` (capability documents) back
 into data. Like the rest of the offline model it reads only the request,
 never the home.
 """
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...contract import HouseRules, house_rules_in, speaker_in, without_done_hint
+from ...sentences.markers import HouseRules, house_rules_in, speaker_in, without_done_hint
 
 __all__ = ["Call", "Talk", "Doc", "read_talk", "read_doc", "stem_words"]
 
@@ -111,7 +111,7 @@ class Doc:
 
 
 def read_doc(text: str) -> Doc | None:
-    """Parse the text of ``get_capability_docs`` (see :func:`lares_kit.device_api.capability_doc`).
+    """Parse the text of ``get_capability_docs`` (see :func:`lares_kit.device_apis.documents.capability_doc`).
 
     Args:
         text: what ``get_capability_docs`` said about one capability of one device.

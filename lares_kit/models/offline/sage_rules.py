@@ -29,9 +29,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...confirmation import is_yes
-from ...contract import answer_in, cannot_ask_in, relayed
-from ...phrases import is_persistent
+from ...persistent.phrases import is_persistent
+from ...safety.confirmation import is_yes
+from ...sentences.markers import answer_in, cannot_ask_in, relayed
 from .contradiction import clash_in, read_answer
 from .sage_conditions import condition_step
 from .sage_devices import CONFIRM_FIRST, device_phrase, device_step

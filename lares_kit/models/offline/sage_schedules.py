@@ -1,7 +1,7 @@
 """The offline model as SAGE's condition agent for a time: "every evening at 7", "in ten minutes".
 
 Part of :mod:`lares_kit.models.offline.sage_conditions`. A condition reads the time as the device ``clock``
-(:data:`lares_kit.clock.CLOCK_ATTRIBUTES`): a command for every day, a day of the week, weekdays or weekends waits
+(:data:`lares_kit.home.clock.CLOCK_ATTRIBUTES`): a command for every day, a day of the week, weekdays or weekends waits
 for the time of day::
 
     def every_day_at_1900():
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...times import TimeError, minutes_of_day
+from ...safety.times import TimeError, minutes_of_day
 
 __all__ = ["Schedule", "read_schedule", "schedule_code"]
 
@@ -42,7 +42,8 @@ class Schedule:
 
 
 def read_schedule(trigger: str) -> Schedule | None:
-    """The schedule a time trigger says (see :data:`lares_kit.phrases.TIME_TRIGGER`), or None when it gives no time.
+    """The schedule a time trigger says (see :data:`lares_kit.persistent.phrases.TIME_TRIGGER`),
+    or None when it gives no time.
 
     Args:
         trigger: the time part of a persistent command, e.g. "every evening at 7".

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...wording import agree, capitalise
+from ...sentences.wording import agree, capitalise
 from .goals import WHICH_ONE as _WHICH_ONE
 from .goals import Change, Goal
 from .goals import which_one as _which_one
@@ -174,7 +174,7 @@ def _devices_for(text: str, b: Beliefs, rooms: list[str], rest: str) -> tuple[li
 
 
 # First words of a plain yes or no to a question the model asked. (A yes to the safety gate's question is stricter,
-# and defined once for both sides: lares_kit.confirmation.is_yes.)
+# and defined once for both sides: lares_kit.safety.confirmation.is_yes.)
 _YES_FIRST = ("yes", "yeah", "yep", "sure", "correct", "true", "y")
 _NO_FIRST = ("no", "nope", "nah", "false", "n")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 
-from ...wording import in_sentence
+from ...sentences.wording import in_sentence
 from .reading import Beliefs, Dev
 
 __all__ = ["LIGHT_WORDS", "NOT_SETTINGS", "ROOM_SYNONYMS", "ROOM_WORDS", "STOP", "THING_WORDS", "TYPE_SETTINGS",
