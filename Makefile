@@ -81,7 +81,7 @@ COURSE ?= course
 course: $(STAMP)  ## teachers: course/ (or COURSE=DIR), an nbgrader course made from exercises/ (docs/teaching.md)
 	$(BIN)/lares course build $(COURSE)
 
-# The optional real small models (lares_kit.models.local): builds llama-cpp-python from
+# The optional real small models (lares_kit.models.local.llama): builds llama-cpp-python from
 # source (about 4 minutes on 2 cores). `make test` then also runs the tests marked `local`;
 # without it they are skipped.
 # On x86-64, llama.cpp is built for AVX2 (x86-64-v3), not for this CPU's every feature: built

@@ -28,7 +28,7 @@ from pathlib import Path
 import openai
 
 from lares_kit.bench.runner import run_bench
-from lares_kit.bench.tasks import load_tasks
+from lares_kit.bench.suites.tasks import load_tasks
 
 
 def free_port() -> int:

@@ -43,7 +43,8 @@ import time
 
 from lares_kit.bench import load_tasks, run_bench
 from lares_kit.cli.bench import LOCAL_SLICE, select_tasks
-from lares_kit.models.local import (
+from lares_kit.models.local.catalog import LOCAL_SPECS
+from lares_kit.models.local.llama import (
     CONSTRAINED,
     LOCAL_MODELS,
     UNCONSTRAINED,
@@ -51,7 +52,6 @@ from lares_kit.models.local import (
     get_local_model,
     local_available,
 )
-from lares_kit.models.local_models import LOCAL_SPECS
 
 
 def measure(tasks: list, agent: str, model: str) -> dict:

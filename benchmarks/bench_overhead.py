@@ -53,9 +53,9 @@ os.environ.setdefault("LARES_PROGRESS", "0")
 from lares_kit import load_world  # noqa: E402
 from lares_kit.agents import run_agent  # noqa: E402
 from lares_kit.agents.scenarios import LARES_SCENARIOS  # noqa: E402
-from lares_kit.bench.generate import generate_tasks  # noqa: E402
 from lares_kit.bench.jobs import Job, run_job  # noqa: E402
 from lares_kit.bench.scene import copy_home  # noqa: E402
+from lares_kit.bench.suites.generated import generate_tasks  # noqa: E402
 from lares_kit.home.generator import generate_home  # noqa: E402
 from lares_kit.models import make_client  # noqa: E402
 from lares_kit.tools.users import ScriptedUser  # noqa: E402

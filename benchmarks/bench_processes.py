@@ -33,7 +33,7 @@ from pathlib import Path
 
 from lares_kit.bench.journal import JOURNAL, Journal
 from lares_kit.bench.runner import run_bench
-from lares_kit.bench.tasks import load_tasks
+from lares_kit.bench.suites.tasks import load_tasks
 from lares_kit.files.atomic import write_json_atomic
 
 AGENTS = ["intent-action", "function-calling", "react", "sage"]

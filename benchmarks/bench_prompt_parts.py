@@ -65,7 +65,7 @@ def run_config(config: tuple[str, str, str | None, tuple[str, ...]]) -> dict:
     from lares_kit.agents import run_agent
     from lares_kit.agents.prompts import PROMPT_STYLES
     from lares_kit.bench import load_tasks
-    from lares_kit.bench.checks import Outcome, run_checks
+    from lares_kit.bench.judging.checks import Outcome, run_checks
     from lares_kit.bench.scene import set_stage
     from lares_kit.home.worlds import load_world
     from lares_kit.models import make_client

@@ -2,7 +2,7 @@
 
 Generates a house and buildings of 10, 100, 1,000 and 5,000 devices
 (:mod:`lares_kit.home.generator`), five tasks for each checked by the oracle
-(:mod:`lares_kit.bench.generate`), and measures, in one run:
+(:mod:`lares_kit.bench.suites.generated`), and measures, in one run:
 
 * **prompt tokens per call**: the first call of every task with the
   ``function-calling`` agent and the offline model (the model's own count,
@@ -31,9 +31,9 @@ from pathlib import Path
 os.environ.setdefault("LARES_PROGRESS", "0")
 
 from lares_kit.agents import run_agent  # noqa: E402
-from lares_kit.bench.checks import Outcome, run_checks  # noqa: E402
-from lares_kit.bench.generate import generate_tasks  # noqa: E402
+from lares_kit.bench.judging.checks import Outcome, run_checks  # noqa: E402
 from lares_kit.bench.scene import set_stage  # noqa: E402
+from lares_kit.bench.suites.generated import generate_tasks  # noqa: E402
 from lares_kit.home.generator import generate_world, world_size  # noqa: E402
 from lares_kit.home.worlds import check_home, load_world, parse_world  # noqa: E402
 from lares_kit.knowledge.modes import KNOWLEDGE_FORMATS  # noqa: E402

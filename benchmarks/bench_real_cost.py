@@ -42,9 +42,9 @@ def run_episode(task: str, style: str, agent: str, max_steps: int) -> dict:
     from lares_kit.agents import run_agent
     from lares_kit.agents.scenarios import LARES_SCENARIOS
     from lares_kit.bench import run_bench
-    from lares_kit.bench.tasks import load_suite
+    from lares_kit.bench.suites.tasks import load_suite
     from lares_kit.home.worlds import load_world
-    from lares_kit.models.local import get_local_model
+    from lares_kit.models.local.llama import get_local_model
     from lares_kit.tools.users import ScriptedUser
 
     model = get_local_model(model="local-qwen")

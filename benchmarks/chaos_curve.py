@@ -2,7 +2,7 @@
 
 Runs the Lares suites (``lares-home``, ``garden-flat``, ``townhouse``: 101
 tasks, 24 held out) under every registered agent design with the chaos model
-(:mod:`lares_kit.models.chaos`) at fault rates 0, 5, 10, 20 and 40%, and
+(:mod:`lares_kit.models.faults.chaos`) at fault rates 0, 5, 10, 20 and 40%, and
 prints the share of tasks passed, and the ratio to the same design at 0% in
 the same run. Every episode must end with a status (no exception, no
 ``model_error``: a broken reply is not a broken connection); the script
@@ -21,8 +21,8 @@ import time
 
 from lares_kit.agents import AGENTS
 from lares_kit.bench.runner import run_bench
-from lares_kit.bench.tasks import load_tasks
-from lares_kit.models.chaos import chaos_client
+from lares_kit.bench.suites.tasks import load_tasks
+from lares_kit.models.faults.chaos import chaos_client
 
 RATES = (0.0, 0.05, 0.10, 0.20, 0.40)
 SUITES = ("lares-home", "garden-flat", "townhouse")

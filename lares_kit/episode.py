@@ -27,7 +27,7 @@ That is the Lares layout (``layout="lares"``). In the ``stable`` layout (the
 ``lean`` prompt style's) the knowledge message comes last, after the
 history, when it is re-read every turn (mode ``latest``): everything before
 it repeats from one call to the next, so a server's prompt cache can reuse
-it (:mod:`lares_kit.models.prompt_cache`). Knowledge that does not change
+it (:mod:`lares_kit.models.offline.prompt_cache`). Knowledge that does not change
 (mode ``initial``, Home Assistant's static context) stays second.
 
 The knowledge message is written by :func:`lares_kit.knowledge.modes.knowledge_prompt`

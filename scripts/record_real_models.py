@@ -44,7 +44,7 @@ from lares_kit.bench.recorded import (  # noqa: E402
     summary,
 )
 from lares_kit.models import make_client  # noqa: E402
-from lares_kit.models.recording import Recorder  # noqa: E402
+from lares_kit.models.recording.sessions import Recorder  # noqa: E402
 
 
 def folder_of(episode: Recorded, root: Path) -> Path:
@@ -89,7 +89,7 @@ def record(episode: Recorded, root: Path, max_steps: int = MAX_STEPS) -> dict:
 
 def write_readme(folder: Path, model: str) -> None:
     """The folder's README: the model, its weights, when and where it was recorded, and the command."""
-    from lares_kit.models.local_models import LOCAL_SPECS
+    from lares_kit.models.local.catalog import LOCAL_SPECS
 
     spec = LOCAL_SPECS.get(model)
     weights = getattr(spec, "weights", None)
@@ -102,7 +102,7 @@ def write_readme(folder: Path, model: str) -> None:
         pass
     text = [f"# Recorded episodes of `{model}`", "",
             f"- model: `{model}`{f' -- {weights.title}' if weights is not None else ''}",
-            f"- weights: SHA-256 `{getattr(weights, 'sha256', 'see lares_kit/models/local_models.py')}`",
+            f"- weights: SHA-256 `{getattr(weights, 'sha256', 'see lares_kit/models/local/catalog.py')}`",
             f"- recorded: {date.today().isoformat()}, on {os.cpu_count()} cores of {cpu}",
             f"- command: `.venv/bin/python {RECORD_SCRIPT} --model {model}` (resumable; `--again` starts over)",
             f"- episodes: {len(rows)}, each at most {MAX_STEPS} steps, greedy decoding (temperature 0, fixed seed)",

@@ -1,7 +1,7 @@
 """A loopback HTTP proxy that behaves like a real server the tests cannot run: one quirk per setting.
 
 It sits in front of the offline model's own server
-(:class:`lares_kit.models.server.ModelServer`) and forwards every request,
+(:class:`lares_kit.models.serving.server.ModelServer`) and forwards every request,
 except where its :class:`Quirks` say a real server would do something else.
 Each quirk copies a behaviour measured on, or reported for, a real server
 (the messages are the servers' own):
@@ -63,7 +63,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from lares_kit.models.server import ModelServer
+from lares_kit.models.serving.server import ModelServer
 from lares_kit.models.tokens import count_request
 
 __all__ = ["Quirks", "QuirkProxy", "closed_port_url", "NULL_CONTENT_ERROR", "JSON_SCHEMA_ERROR"]
@@ -171,7 +171,7 @@ class QuirkProxy:
 
     ``base_url`` is the proxy's ``.../v1``; ``log`` lists ``(status, what)`` for
     every chat completion it answered, oldest first; ``upstream`` is the
-    :class:`~lares_kit.models.server.ModelServer`.
+    :class:`~lares_kit.models.serving.server.ModelServer`.
     """
 
     def __init__(self, quirks: Quirks = Quirks()) -> None:

@@ -185,7 +185,7 @@ def test_a_damaged_manifest_is_one_sentence(capsys, tmp_path):
 
 
 def test_a_recording_cut_short_in_its_last_line_still_replays_what_came_before(tmp_path):
-    from lares_kit.models.recording import Recording
+    from lares_kit.models.recording.sessions import Recording
 
     folder = tmp_path / "rec"
     _recording(folder, b"{}")
@@ -227,7 +227,7 @@ def test_huge_counts_are_refused_before_any_work(capsys, no_run, flag, value, wo
 
 def test_a_run_too_big_to_hold_is_refused_before_any_job_is_built():
     from lares_kit.bench.runner import MAX_EPISODES, run_bench
-    from lares_kit.bench.tasks import load_suite
+    from lares_kit.bench.suites.tasks import load_suite
     from lares_kit.errors import LaresError
 
     tasks = load_suite("lares-home")

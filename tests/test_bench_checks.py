@@ -18,11 +18,11 @@ import re
 import pytest
 
 from lares_kit import Toolbox, load_world
-from lares_kit.bench.checks import CHECKS, Outcome, run_checks
-from lares_kit.bench.patterns import text_regex, widen_numbers
+from lares_kit.bench.judging.checks import CHECKS, Outcome, run_checks
+from lares_kit.bench.judging.patterns import text_regex, widen_numbers
 from lares_kit.bench.scene import set_stage
-from lares_kit.bench.tasks import Expect, Forbidden, Setup, Task, UserScript, load_tasks
-from lares_kit.bench.validate import PLACEHOLDER
+from lares_kit.bench.suites.tasks import Expect, Forbidden, Setup, Task, UserScript, load_tasks
+from lares_kit.bench.suites.validate import PLACEHOLDER
 from lares_kit.memory.agent_memory import MEMORY_TOOLS
 from lares_kit.tools.toolbox import default_tools
 

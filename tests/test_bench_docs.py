@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lares_kit.agents import AGENTS
-from lares_kit.bench.tasks import load_suite
+from lares_kit.bench.suites.tasks import load_suite
 from lares_kit.cli.commands import main
 
 TASKS_DIR = Path(__file__).resolve().parent.parent / "worlds" / "tasks"

@@ -11,7 +11,7 @@ import pytest
 from lares_kit.bench.configs import check_configurations, configurations, design_configurations, settings_given
 from lares_kit.bench.journal import JOURNAL, identity_key, load_records
 from lares_kit.bench.runner import RESULT_KEYS, run_bench
-from lares_kit.bench.tasks import load_suite
+from lares_kit.bench.suites.tasks import load_suite
 from lares_kit.cli.commands import main
 from lares_kit.errors import LaresError
 

@@ -19,7 +19,7 @@ from lares_kit.bench.runner import (
     run_bench,
     run_job,
 )
-from lares_kit.bench.tasks import load_suite, load_tasks
+from lares_kit.bench.suites.tasks import load_suite, load_tasks
 from lares_kit.errors import DataFileError, LaresError, LaresWarning
 
 SLICE = [t for t in load_suite("lares-home") if t.category in ("direct", "search", "infeasible")]

@@ -12,9 +12,9 @@ import pytest
 from malformed import suite_cases
 
 from lares_kit import load_world
-from lares_kit.bench.oracle import OracleError, oracle_plan, oracle_steps
+from lares_kit.bench.judging.oracle import OracleError, oracle_plan, oracle_steps
 from lares_kit.bench.scene import set_stage
-from lares_kit.bench.tasks import (
+from lares_kit.bench.suites.tasks import (
     CATEGORIES,
     Expect,
     Setup,
@@ -217,7 +217,7 @@ def test_oracle_restores_lights_it_may_not_leave_on():
 
 
 def test_oracle_never_uses_a_forbidden_call():
-    from lares_kit.bench.tasks import Forbidden
+    from lares_kit.bench.suites.tasks import Forbidden
 
     task = Task("t", "x", "lares-home", "direct", "Hallway light off.",
                 expect=Expect(states={"hallway-light": {"on": False}},
@@ -228,7 +228,7 @@ def test_oracle_never_uses_a_forbidden_call():
 
 def test_oracle_reports_impossible_tasks():
     # Bruno must be seen but every light is forbidden and the bedroom is dark.
-    from lares_kit.bench.tasks import Forbidden
+    from lares_kit.bench.suites.tasks import Forbidden
 
     task = Task("t", "x", "lares-home", "search", "Find Bruno.",
                 expect=Expect(seen=["bruno"], forbidden=[Forbidden(".*light", {})]))

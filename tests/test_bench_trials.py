@@ -19,7 +19,7 @@ from lares_kit.bench.journal import JOURNAL, load_records
 from lares_kit.bench.report import format_table, plot, summarize
 from lares_kit.bench.runner import Job, run_bench, run_job
 from lares_kit.bench.stats import pass_hat_curve, pass_hat_k, wilson_interval
-from lares_kit.bench.tasks import load_suite, load_tasks, parse_suite
+from lares_kit.bench.suites.tasks import load_suite, load_tasks, parse_suite
 from lares_kit.errors import LaresError
 
 HOME = load_suite("lares-home")

@@ -10,7 +10,7 @@ from lares_kit.episode import STATUSES
 from lares_kit.episode_steps import Error, ToolCall
 from lares_kit.errors import LaresError
 from lares_kit.models import make_client
-from lares_kit.models.chaos import FAULTS, chaos_client
+from lares_kit.models.faults.chaos import FAULTS, chaos_client
 
 INSTRUCTION = "turn on the light in the kitchen"
 

@@ -12,7 +12,7 @@ import pytest
 
 from lares_kit import load_world
 from lares_kit.bench.scene import set_stage
-from lares_kit.bench.tasks import Setup, Task
+from lares_kit.bench.suites.tasks import Setup, Task
 from lares_kit.episode import Episode
 from lares_kit.episode_steps import ToolCall
 from lares_kit.errors import LaresError

@@ -19,10 +19,10 @@ from fakes import FakeClient, call
 
 from lares_kit import load_world
 from lares_kit.agents import run_agent
-from lares_kit.bench.collateral import changes
-from lares_kit.bench.generate import generate_tasks
 from lares_kit.bench.jobs import Job, blank_record, run_job
+from lares_kit.bench.judging.collateral import changes
 from lares_kit.bench.scene import copy_home, set_stage
+from lares_kit.bench.suites.generated import generate_tasks
 from lares_kit.home.generator import generate_home
 from lares_kit.tools.toolbox import set_light
 

@@ -11,7 +11,7 @@ import pytest
 
 from lares_kit import load_world, run_agent
 from lares_kit.bench import load_suite, load_tasks, run_bench, set_stage
-from lares_kit.bench.tasks import TaskError
+from lares_kit.bench.suites.tasks import TaskError
 from lares_kit.episode import Episode
 from lares_kit.episode_steps import Meanwhile, ToolCall
 from lares_kit.home.during import Schedule, changed_note, parse_during, play, schedule

@@ -42,7 +42,7 @@ import pytest
 
 from lares_kit import Toolbox, load_world
 from lares_kit.agents.prompts import decide_schema, forced
-from lares_kit.bench.checks import CheckResult
+from lares_kit.bench.judging.checks import CheckResult
 from lares_kit.device_apis.documents import device_extras
 from lares_kit.episode import knowledge_header
 from lares_kit.episode_steps import Question

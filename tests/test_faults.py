@@ -1,7 +1,7 @@
 """The faulty endpoint: 429s, 500s, timeouts and dropped connections over real HTTP on loopback.
 
 Each test starts the offline model's server itself on a free loopback port
-(``port=0``) with a :class:`~lares_kit.models.server.Faults` intercept, and
+(``port=0``) with a :class:`~lares_kit.models.serving.server.Faults` intercept, and
 drives it with the real ``openai`` client from
 :func:`~lares_kit.models.make_client`-style settings. What is checked: the
 client retries what is worth retrying, an agent gives up with the status
@@ -26,8 +26,8 @@ import pytest
 
 from lares_kit import load_world, run_agent
 from lares_kit.bench.runner import run_bench
-from lares_kit.bench.tasks import load_suite
-from lares_kit.models.server import Faults, ModelServer
+from lares_kit.bench.suites.tasks import load_suite
+from lares_kit.models.serving.server import Faults, ModelServer
 
 INSTRUCTION = "turn on the light in the kitchen"
 

@@ -3,7 +3,7 @@
 Two promises are checked on whatever hypothesis makes up: no exception
 escapes (the dispatcher returns an Observation; the world loader returns a
 Home or raises :class:`~lares_kit.home.worlds.WorldError`, the suite loader a
-:class:`~lares_kit.bench.tasks.TaskError`, the file reader plain data or a
+:class:`~lares_kit.bench.suites.tasks.TaskError`, the file reader plain data or a
 :class:`~lares_kit.errors.DataFileError`), and every error is a sentence a
 model or a learner can read -- not a traceback, not a bare repr. The homes
 have a safety policy, so the gate is fuzzed too. About 30 s in all.
@@ -230,7 +230,7 @@ SUITE = {"world": "lares-home", "tasks": [{
 
 
 def test_the_suite_the_fuzzer_mutates_is_valid():
-    from lares_kit.bench.tasks import parse_suite
+    from lares_kit.bench.suites.tasks import parse_suite
 
     (task,) = parse_suite(copy.deepcopy(SUITE), "fuzz.yaml")
     assert task.setup.memory["turns"][0]["at"] == "2026-11-28 09:14" and task.expect.forbidden[0].tool == "set_light"
@@ -239,7 +239,7 @@ def test_the_suite_the_fuzzer_mutates_is_valid():
 @FUZZ
 @given(data=mutated(SUITE))
 def test_a_mutated_suite_loads_or_fails_with_a_sentence(data):
-    from lares_kit.bench.tasks import TaskError, parse_suite
+    from lares_kit.bench.suites.tasks import TaskError, parse_suite
 
     try:
         tasks = parse_suite(data, "fuzz.yaml")

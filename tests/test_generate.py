@@ -1,4 +1,4 @@
-"""Generated worlds (lares_kit.home.generator), their tasks (lares_kit.bench.generate),
+"""Generated worlds (lares_kit.home.generator), their tasks (lares_kit.bench.suites.generated),
 the fast world loading they need."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pytest
 import lares_kit.home.generator
 from lares_kit import load_world
 from lares_kit.agents import run_agent
-from lares_kit.bench.checks import Outcome, run_checks
-from lares_kit.bench.generate import generate_tasks
-from lares_kit.bench.oracle import oracle_plan
+from lares_kit.bench.judging.checks import Outcome, run_checks
+from lares_kit.bench.judging.oracle import oracle_plan
 from lares_kit.bench.scene import copy_home, set_stage
+from lares_kit.bench.suites.generated import generate_tasks
 from lares_kit.cli.commands import main
 from lares_kit.home.devices import DEVICE_TYPES
 from lares_kit.home.generator import generate_home, generate_world
@@ -120,7 +120,7 @@ def test_cli_generate_prints_a_world_file(capsys):
 
 
 def test_the_world_generator_does_not_import_the_benchmark():
-    # lares_kit.home.generator builds worlds; tasks for them are the benchmark's (lares_kit.bench.generate).
+    # lares_kit.home.generator builds worlds; tasks for them are the benchmark's (lares_kit.bench.suites.generated).
     # Read from the source, imports inside functions included: a lazy import is still an import.
     tree = ast.parse(Path(lares_kit.home.generator.__file__).read_text(encoding="utf-8"))
     imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]

@@ -17,13 +17,13 @@ import pytest
 
 from lares_kit import Toolbox, run_agent
 from lares_kit.bench import run_bench
-from lares_kit.bench.checks import Outcome, run_checks
-from lares_kit.bench.ha_dataset import HADatasetError, import_ha, load_ha_dataset
-from lares_kit.bench.ha_diff import HAExpect, missing_words
+from lares_kit.bench.judging.checks import Outcome, run_checks
+from lares_kit.bench.judging.ha_diff import HAExpect, missing_words
 from lares_kit.bench.records import record_problem
 from lares_kit.bench.runner import RESULT_KEYS, Job
 from lares_kit.bench.scene import set_stage
-from lares_kit.bench.tasks import Expect, load_suite, task_home
+from lares_kit.bench.suites.ha_dataset import HADatasetError, import_ha, load_ha_dataset
+from lares_kit.bench.suites.tasks import Expect, load_suite, task_home
 from lares_kit.ha.domains import HA_DOMAINS, from_ha, to_ha
 from lares_kit.tools.toolbox import default_tools
 
@@ -317,7 +317,7 @@ def test_a_record_with_bad_collateral_is_not_used(dataset):
 
 
 def test_oracle_counts_the_calls_that_make_the_changes(dataset):
-    from lares_kit.bench.ha_dataset import ha_oracle_steps
+    from lares_kit.bench.suites.ha_dataset import ha_oracle_steps
 
     counts = {t.instruction: ha_oracle_steps(t, dataset.worlds[t.world]) for t in dataset.tasks}
     assert counts["turn off all the lights on the ground floor"] == 3  # two lights and the reply

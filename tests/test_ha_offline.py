@@ -11,7 +11,7 @@ import pytest
 
 from lares_kit import load_world, run_agent
 from lares_kit.bench import load_ha_dataset
-from lares_kit.bench.tasks import task_home
+from lares_kit.bench.suites.tasks import task_home
 from lares_kit.tools.users import ScriptedUser
 
 DATASET = load_ha_dataset("tests/fixtures/ha/lares-mini")

@@ -21,10 +21,10 @@ import pytest
 
 from lares_kit import load_world, run_agent
 from lares_kit.bench import load_ha_dataset, run_bench
-from lares_kit.bench.tasks import task_home
+from lares_kit.bench.suites.tasks import task_home
 from lares_kit.errors import ToolError
 from lares_kit.ha.domains import from_ha, to_ha
-from lares_kit.models.offline.ha_reading import read_static_context
+from lares_kit.models.offline.ha.reading import read_static_context
 from lares_kit.safety.policy import changes_of
 from lares_kit.tools.device_tools import add_to_list
 from lares_kit.tools.toolbox import Toolbox, default_tools

@@ -37,7 +37,7 @@ from lares_kit.ha.tools import (
 from lares_kit.home.clock import Clock
 from lares_kit.knowledge.modes import get_live_context, relevant_rooms
 from lares_kit.models import make_client
-from lares_kit.models.chaos import _a_tool, chaos_client
+from lares_kit.models.faults.chaos import _a_tool, chaos_client
 from lares_kit.persistent.monitor import Monitor
 from lares_kit.safety.audit import unsafe_actions
 from lares_kit.tools.device_tools import read_device, set_device
@@ -373,7 +373,7 @@ def test_a_fooled_model_cannot_unlock_with_ha_tools():
 @pytest.mark.parametrize("agent", list(AGENTS))
 def test_the_red_team_suite_has_no_unsafe_action_with_ha_tools(agent):
     from lares_kit.bench.scene import set_stage
-    from lares_kit.bench.tasks import load_suite
+    from lares_kit.bench.suites.tasks import load_suite
 
     for task in load_suite("red-team"):
         world = load_world(task.world)
@@ -390,7 +390,7 @@ def test_every_design_passes_the_red_team_tasks_ha_tools_can_express():
     # design tries a call the policy refuses: the house rules in an untrusted instruction's prompt name devices
     # as the static context does, by name.
     from lares_kit.bench.runner import run_bench
-    from lares_kit.bench.tasks import load_suite
+    from lares_kit.bench.suites.tasks import load_suite
 
     bench = run_bench(load_suite("red-team"), agents=list(AGENTS), models=["offline"], tool_set="ha")
     assert not [r for r in bench.records if r["refused"] or r["unsafe"] or r["collateral"]]
@@ -414,7 +414,7 @@ def test_a_list_add_is_judged_by_the_gate_in_either_dialect(tool, args):
 
     import yaml
 
-    from lares_kit.bench.ha_fixtures import fixtures_world
+    from lares_kit.bench.suites.ha_fixtures import fixtures_world
     from lares_kit.home.worlds import parse_world
     from lares_kit.tools.device_tools import device_tools_for
 

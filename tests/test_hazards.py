@@ -1,4 +1,5 @@
-"""The offline model's hazard rules (lares_kit.models.offline.hazards): phrasings the task suites do not use, both ways.
+"""The offline model's hazard rules (lares_kit.models.offline.request_kinds.hazards): phrasings the task suites
+do not use, both ways.
 
 The benchmark's unsafe tasks are one wording each; these are others, so the
 rules are tested as rules -- and ordinary requests that share words with a
@@ -12,8 +13,8 @@ import pytest
 
 from lares_kit import load_world
 from lares_kit.agents import run_agent
-from lares_kit.models.offline.hazards import recognise_hazard
 from lares_kit.models.offline.reading import Beliefs
+from lares_kit.models.offline.request_kinds.hazards import recognise_hazard
 
 
 def _goal(text: str):

@@ -17,8 +17,8 @@ import pytest
 from lares_kit import load_world, run_agent
 from lares_kit.ha.languages import LanguageError, check_language, known_languages, responses_for
 from lares_kit.home.worlds import WorldError, parse_world
+from lares_kit.models.offline.ha.recognizer import recognise_intent
 from lares_kit.models.offline.reading import Beliefs, Dev, Room
-from lares_kit.models.offline.recognizer import recognise_intent
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "languages"

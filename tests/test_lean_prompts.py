@@ -22,9 +22,9 @@ from lares_kit.knowledge.formats import parse_outline, render_compact, render_ou
 from lares_kit.knowledge.modes import knowledge_prompt, resolve_format
 from lares_kit.knowledge.retrieval import relevant_rooms
 from lares_kit.models import make_client
+from lares_kit.models.offline.prompt_cache import PromptCache
 from lares_kit.models.offline.reading import read_request
 from lares_kit.models.offline.replying import respond, stated_call
-from lares_kit.models.prompt_cache import PromptCache
 from lares_kit.models.tokens import REPLY_PRIMING, count_request, count_tokens
 from lares_kit.tools.schema import short_schema
 from lares_kit.tools.toolbox import Toolbox
@@ -394,7 +394,7 @@ def test_episode_usage_and_run_json_count_cached_tokens():
 def test_bench_records_cached_tokens():
     """A bench record has cached_prompt_tokens, and the summary rows a cached_share."""
     from lares_kit.bench import run_bench
-    from lares_kit.bench.tasks import load_suite
+    from lares_kit.bench.suites.tasks import load_suite
 
     tasks = [t for t in load_suite("lares-home") if t.category == "direct" and not t.held_out]
     bench = run_bench(tasks, agents=["function-calling"], models=["offline"])
@@ -426,7 +426,7 @@ def test_cli_run_with_a_style_and_format(capsys):
 @pytest.fixture(scope="module")
 def big_world(tmp_path_factory):
     """A generated 5,000-device building written by `lares worlds generate`, and 5 generated tasks for it."""
-    from lares_kit.bench.generate import generate_tasks
+    from lares_kit.bench.suites.generated import generate_tasks
     from lares_kit.cli.commands import main
 
     path = tmp_path_factory.mktemp("big") / "building.yaml"
@@ -450,7 +450,7 @@ def test_cli_run_in_a_5000_device_building_stays_small(big_world, agent, capsys)
 
 def test_generated_tasks_in_a_5000_device_building_pass_their_checks(big_world):
     """Every generated task passes its benchmark checks with the defaults, each call under 5,000 prompt tokens."""
-    from lares_kit.bench.checks import Outcome, run_checks
+    from lares_kit.bench.judging.checks import Outcome, run_checks
     from lares_kit.bench.scene import set_stage
 
     _, home, tasks = big_world

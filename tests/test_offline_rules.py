@@ -200,7 +200,7 @@ def test_lights_off_to_see_better_follows_the_answer_either_way():
     ("lights on, I can't see a thing", "brighter", ("brighter", None)),
 ])
 def test_reading_an_answer_to_a_contradiction(answer, wanted, expected):
-    from lares_kit.models.offline.contradiction import read_answer
+    from lares_kit.models.offline.request_kinds.contradiction import read_answer
 
     assert read_answer(answer, wanted) == expected
 
@@ -344,8 +344,8 @@ def test_on_as_a_place_does_not_stop_switching(instruction, device):
 
 
 def test_a_tool_the_model_does_not_know_may_do_the_job_so_it_does_not_claim_it_cannot():
-    from lares_kit.models.offline.infeasible import recognise_infeasible
     from lares_kit.models.offline.reading import Beliefs
+    from lares_kit.models.offline.request_kinds.infeasible import recognise_infeasible
 
     b = Beliefs("text my brother that dinner is ready", "latest", {}, {}, None, {}, [])
     assert recognise_infeasible(b, {"halt", "setlight"}).message.startswith("I can't text your brother")
@@ -397,7 +397,7 @@ def test_both_readers_take_the_speaker_from_the_contract_sentence(person, expect
     # The agents write "You are talking to NAME." with contract.speaker_line; the Lares reader and SAGE's reader
     # must read the same name back (they once had two regexes that differed).
     from lares_kit.models.offline.reading import read_request
-    from lares_kit.models.offline.sage_reading import read_talk
+    from lares_kit.models.offline.sage.reading import read_talk
     from lares_kit.sentences.markers import speaker_line
 
     messages = [{"role": "system", "content": "Carry out the request." + speaker_line(person)},
@@ -416,8 +416,8 @@ def test_the_sage_device_agent_reports_a_refusal_without_done(result, message):
     import json
 
     from lares_kit.device_apis.documents import capability_doc
-    from lares_kit.models.offline.sage_devices import device_step
-    from lares_kit.models.offline.sage_reading import read_talk
+    from lares_kit.models.offline.sage.devices import device_step
+    from lares_kit.models.offline.sage.reading import read_talk
     from lares_kit.sentences.markers import is_refusal
 
     unlock = {"device_id": "front-door-lock", "capability": "lock", "command": "unlock", "arguments": {}}

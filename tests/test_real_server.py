@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from lares_kit.models.local import local_available
+from lares_kit.models.local.llama import local_available
 
 ROOT = Path(__file__).resolve().parent.parent
 REASON = local_available()
@@ -47,7 +47,7 @@ class LlamaServer:
     """llama.cpp's server on a free loopback port; its stderr (the access log) in a file."""
 
     def __init__(self, log: Path) -> None:
-        from lares_kit.models.local import gguf_path
+        from lares_kit.models.local.llama import gguf_path
 
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
@@ -170,7 +170,7 @@ def test_a_forced_call_comes_back_valid_with_an_empty_content_history(server):
     # The two things the recipe is for, by hand: a forced call is constrained to the schema, and a history
     # with a tool call (content "") and its result is accepted and reaches the model.
     from lares_kit.models import make_client
-    from lares_kit.models.local import argument_problem
+    from lares_kit.models.local.llama import argument_problem
 
     set_light = {"type": "function", "function": {
         "name": "set_light", "description": "Switch a light on or off.",

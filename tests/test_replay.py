@@ -1,5 +1,5 @@
 """Record once, replay for the class: `--record DIR` keeps every request and reply, `--model replay:DIR` answers
-from them with no model and no key (lares_kit.models.replay and .recording)."""
+from them with no model and no key (lares_kit.models.recording.replay and .recording)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from lares_kit import load_world, run_agent
 from lares_kit.cli.commands import main
 from lares_kit.errors import LaresError
 from lares_kit.models import make_client
-from lares_kit.models.local import local_available
-from lares_kit.models.recording import NotRecorded, Recorder, Recording, request_key
-from lares_kit.models.replay import record_client
+from lares_kit.models.local.llama import local_available
+from lares_kit.models.recording.replay import record_client
+from lares_kit.models.recording.sessions import NotRecorded, Recorder, Recording, request_key
 from lares_kit.models.transport import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,9 +57,9 @@ def forbid_models(monkeypatch):
         raise AssertionError("a model was asked under replay")
 
     monkeypatch.setattr("lares_kit.models.transport.OfflineTransport.handle_request", refuse)
-    monkeypatch.setattr("lares_kit.models.chaos.ChaosTransport.handle_request", refuse)
-    monkeypatch.setattr("lares_kit.models.wire.handle", refuse)
-    monkeypatch.setattr("lares_kit.models.local_wire.LocalTransport.handle_request", refuse)
+    monkeypatch.setattr("lares_kit.models.faults.chaos.ChaosTransport.handle_request", refuse)
+    monkeypatch.setattr("lares_kit.models.serving.wire.handle", refuse)
+    monkeypatch.setattr("lares_kit.models.local.wire.LocalTransport.handle_request", refuse)
 
 
 # ------------------------------------------------------------ lares run
@@ -332,7 +332,7 @@ def test_recording_into_a_file_or_with_worker_processes_says_so(capsys, tmp_path
 
 def test_a_model_over_http_is_recorded_and_replays_once_its_server_is_gone(capsys, tmp_path, monkeypatch):
     from lares_kit.models.retries import LaresOpenAI
-    from lares_kit.models.server import ModelServer
+    from lares_kit.models.serving.server import ModelServer
 
     server = ModelServer().start()  # the offline model on a loopback port: a remote endpoint to the client
     try:

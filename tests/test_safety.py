@@ -26,7 +26,7 @@ from lares_kit import Toolbox, load_world, run_agent
 from lares_kit.agents import AGENTS
 from lares_kit.bench.events import Event, play_events
 from lares_kit.bench.runner import run_bench
-from lares_kit.bench.tasks import load_suite
+from lares_kit.bench.suites.tasks import load_suite
 from lares_kit.cli.commands import main
 from lares_kit.device_apis.documents import DEVICE_API_TOOLS
 from lares_kit.episode import Episode
@@ -629,7 +629,7 @@ def test_a_question_about_a_command_names_every_sensitive_setting_and_one_yes_co
 
 
 def test_a_task_whose_time_the_policy_cannot_read_fails_at_load_naming_the_key():
-    from lares_kit.bench.tasks import TaskError, parse_suite
+    from lares_kit.bench.suites.tasks import TaskError, parse_suite
 
     suite = {"suite": "x", "world": "shared-house", "tasks": [
         {"id": "t1", "category": "unsafe", "instruction": "Turn on the hall light.",

@@ -7,7 +7,7 @@ import pytest
 from lares_kit import load_world, run_agent
 from lares_kit.bench.events import Event, play_events
 from lares_kit.bench.runner import run_bench
-from lares_kit.bench.tasks import load_suite
+from lares_kit.bench.suites.tasks import load_suite
 from lares_kit.memory.profiles import memory_for, profile_of, seed_memory
 from lares_kit.memory.store import MemoryStore
 from lares_kit.persistent.monitor import Monitor
@@ -165,7 +165,7 @@ def failing_sub_agent(method, path, body):
     # device agent's requests get a 500.
     import json
 
-    from lares_kit.models.wire import handle
+    from lares_kit.models.serving.wire import handle
 
     if path.endswith("/chat/completions") and SUB_AGENT_PROMPT.encode() in body:
         return 500, {"content-type": "application/json"}, b'{"error": {"message": "the device agent broke"}}'
@@ -178,7 +178,7 @@ def failing_sub_agent(method, path, body):
 @pytest.mark.parametrize("retries", [0, 2])
 def test_a_sub_agents_model_failure_ends_the_run_model_error(retries):
     from lares_kit.models import make_client
-    from lares_kit.models.server import ModelServer
+    from lares_kit.models.serving.server import ModelServer
 
     home = load_world("sage-home")
     with ModelServer(port=0, intercept=failing_sub_agent) as server:
@@ -200,7 +200,7 @@ def test_a_sub_agents_model_failure_exits_1_from_the_cli(capsys, monkeypatch):
     import json
 
     from lares_kit.cli.commands import main
-    from lares_kit.models.server import ModelServer
+    from lares_kit.models.serving.server import ModelServer
 
     with ModelServer(port=0, intercept=failing_sub_agent) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)

@@ -1,4 +1,5 @@
-"""The knowledge-free oracle (lares_kit.bench.search_oracle): the best an agent can do not knowing where things are."""
+"""The knowledge-free oracle (lares_kit.bench.judging.search_oracle): the best an agent can do not knowing
+where things are."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from fractions import Fraction
 import pytest
 
 from lares_kit import load_world
-from lares_kit.bench.oracle import oracle_steps
-from lares_kit.bench.search_oracle import hidden_items, knowledge_free_oracle
-from lares_kit.bench.tasks import Expect, Setup, Task, UserScript, load_suite, load_tasks, task_home
+from lares_kit.bench.judging.oracle import oracle_steps
+from lares_kit.bench.judging.search_oracle import hidden_items, knowledge_free_oracle
+from lares_kit.bench.suites.tasks import Expect, Setup, Task, UserScript, load_suite, load_tasks, task_home
 from lares_kit.home.generator import generate_home
 from lares_kit.home.worlds import parse_world
 

@@ -10,7 +10,7 @@ import pytest
 
 from lares_kit import load_world, run_agent
 from lares_kit.agents import AGENTS
-from lares_kit.bench.tasks import load_suite
+from lares_kit.bench.suites.tasks import load_suite
 from lares_kit.errors import LaresError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -212,7 +212,8 @@ def test_a_broker_that_wants_a_client_certificate_takes_ours(secured):
 def test_serve_home_with_a_refused_login_exits_2_with_a_sentence(secured, tmp_path, capsys):
     serve_home = build_parser()._subparsers._group_actions[0].choices["serve-home"]
     if "--mqtt-username" not in serve_home._option_string_actions:
-        pytest.skip("lares serve-home has no --mqtt-username yet: cli/commands.py adds add_mqtt_arguments to serve-home")
+        pytest.skip("lares serve-home has no --mqtt-username yet: "
+                    "cli/commands.py adds add_mqtt_arguments to serve-home")
     secret = tmp_path / "password"
     secret.write_text("wrong\n")
     port = secured["plain"]

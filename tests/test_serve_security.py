@@ -26,8 +26,8 @@ from mcp import Client
 from lares_kit import load_world
 from lares_kit.errors import LaresError
 from lares_kit.home.clock import Clock
-from lares_kit.models.server import ModelServer
-from lares_kit.models.server_guard import ServerLimits, json_depth
+from lares_kit.models.serving.guard import ServerLimits, json_depth
+from lares_kit.models.serving.server import ModelServer
 from lares_kit.serve.app import HomeServer, _service, parse_tokens
 from lares_kit.serve.service import HomeService
 

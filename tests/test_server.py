@@ -28,10 +28,10 @@ import openai
 import pytest
 
 from lares_kit import load_world
-from lares_kit.models.prompt_cache import PROMPT_CACHE
-from lares_kit.models.server import DropConnection, Faults, ModelServer
-from lares_kit.models.server_guard import ServerLimits
-from lares_kit.models.wire import handle
+from lares_kit.models.offline.prompt_cache import PROMPT_CACHE
+from lares_kit.models.serving.guard import ServerLimits
+from lares_kit.models.serving.server import DropConnection, Faults, ModelServer
+from lares_kit.models.serving.wire import handle
 
 ROOT = Path(__file__).resolve().parent.parent
 READ_TIMEOUT = 1.0  # the strict server's: slow clients are cut off after this many seconds

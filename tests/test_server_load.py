@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from lares_kit.models.wire import handle
+from lares_kit.models.serving.wire import handle
 
 ROOT = Path(__file__).resolve().parent.parent
 READ_TIMEOUT = 10.0  # lares serve-model's default: the bound on how long a malformed request may take

@@ -43,7 +43,7 @@ import pytest
 from lares_kit.errors import LaresError
 from lares_kit.files.paths import KINDS, PACKAGE_DIR, user_dir
 from lares_kit.memory.store import MemoryStore, memory_path
-from lares_kit.models.server import ModelServer
+from lares_kit.models.serving.server import ModelServer
 from lares_kit.serve import broker as broker_module
 
 ROOT = Path(__file__).resolve().parent.parent

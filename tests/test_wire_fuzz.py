@@ -3,7 +3,7 @@
 hypothesis takes requests the toolkit really sends (tools, forced choices,
 JSON schemas, tool-call histories, streaming) and breaks them: a value
 anywhere replaced by random JSON, a key dropped, a key added. Whatever it
-makes, :func:`lares_kit.models.wire.handle` answers 200 with a completion or
+makes, :func:`lares_kit.models.serving.wire.handle` answers 200 with a completion or
 4xx with ``{"error": {"message", "type", "param", "code"}}`` -- a malformed
 request is the caller's error, never a crash in the rules. Also here: the
 binary-search token limit keeps exactly the words the word-by-word rule kept.
@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lares_kit import Toolbox, load_world
+from lares_kit.models.serving.wire import handle, words_within
 from lares_kit.models.tokens import count_tokens
-from lares_kit.models.wire import handle, words_within
 
 HOME = load_world("lares-home")
 TOOLS = Toolbox(HOME).schemas()
@@ -152,7 +152,7 @@ def test_the_token_limit_keeps_what_the_word_by_word_rule_kept(words, limit):
 
 def test_the_token_limit_tokenizes_a_long_reply_a_few_times_not_once_per_word(monkeypatch):
     # 5,000 unknown words echoed back, max_tokens 14,000: the word-by-word rule tokenized ~14,000 prefixes (20 s).
-    from lares_kit.models import wire
+    from lares_kit.models.serving import wire
 
     calls = []
     monkeypatch.setattr(wire, "count_tokens", lambda text: calls.append(1) or count_tokens(text))

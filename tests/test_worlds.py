@@ -315,7 +315,7 @@ def test_a_path_that_is_not_a_readable_file_is_one_sentence(tmp_path, monkeypatc
 def test_folders_in_lares_worlds_come_first_for_worlds_and_their_suites(tmp_path, monkeypatch):
     # One lookup (lares_kit.files.lookup) for both loaders: a folder in $LARES_WORLDS wins an id over the
     # shipped worlds/, and its tasks/ subfolder holds task suites.
-    from lares_kit.bench.tasks import load_suite, suite_paths
+    from lares_kit.bench.suites.tasks import load_suite, suite_paths
 
     shipped = world_paths()["lares-home"]
     (tmp_path / "tasks").mkdir()
@@ -338,7 +338,7 @@ def test_a_pipe_named_like_a_world_file_is_refused_not_waited_on(tmp_path):
     os.mkfifo(path)  # opening it to read would wait for a writer for ever
     with pytest.raises(WorldError, match="pipe.yaml: not a file that can be read"):
         load_world(path)
-    from lares_kit.bench.tasks import TaskError, load_suite
+    from lares_kit.bench.suites.tasks import TaskError, load_suite
 
     with pytest.raises(TaskError, match="not a file that can be read"):  # the suite loader the same way
         load_suite(path)

@@ -3,13 +3,14 @@
 Taught in ``notebooks/08_evaluation.ipynb``; ``lares bench`` is the command.
 One concept per module:
 
-* :mod:`~lares_kit.bench.tasks` -- the task files in ``worlds/tasks/``, validated;
+* :mod:`~lares_kit.bench.suites.tasks` -- the task files in ``worlds/tasks/``, validated;
 * :mod:`~lares_kit.bench.scene` -- a fresh home, the set-up and the simulated user for one episode;
-* :mod:`~lares_kit.bench.checks` -- every kind of check, with a reason sentence;
-* :mod:`~lares_kit.bench.collateral` -- what an episode changed that its task did not ask for;
-* :mod:`~lares_kit.bench.oracle` -- the fewest tool calls that solve a task, by search;
-* :mod:`~lares_kit.bench.search_oracle` -- the fewest steps on average when the agent does not know where things are;
-* :mod:`~lares_kit.bench.generate` -- tasks for a generated home, each solved by the oracle first;
+* :mod:`~lares_kit.bench.judging.checks` -- every kind of check, with a reason sentence;
+* :mod:`~lares_kit.bench.judging.collateral` -- what an episode changed that its task did not ask for;
+* :mod:`~lares_kit.bench.judging.oracle` -- the fewest tool calls that solve a task, by search;
+* :mod:`~lares_kit.bench.judging.search_oracle` -- the fewest steps on average when the agent does not know
+  where things are;
+* :mod:`~lares_kit.bench.suites.generated` -- tasks for a generated home, each solved by the oracle first;
 * :mod:`~lares_kit.bench.jobs` -- one episode, run and judged: a pure function of its job;
 * :mod:`~lares_kit.bench.workers` -- where episodes run: threads, worker processes, a Dask cluster;
 * :mod:`~lares_kit.bench.journal` -- one JSON line per finished episode, resumable;
@@ -22,14 +23,14 @@ One concept per module:
 True
 """
 
-from .checks import CheckResult, Outcome, run_checks
-from .generate import generate_tasks
-from .ha_dataset import HADataset, import_ha, load_ha_dataset
-from .oracle import oracle_plan, oracle_steps
+from .judging.checks import CheckResult, Outcome, run_checks
+from .judging.oracle import oracle_plan, oracle_steps
 from .report import format_table, plot, summarize
 from .runner import RESULT_KEYS, BenchRun, run_bench
 from .scene import Scene, set_stage
-from .tasks import CATEGORIES, Task, TaskError, load_suite, load_tasks, task_home
+from .suites.generated import generate_tasks
+from .suites.ha_dataset import HADataset, import_ha, load_ha_dataset
+from .suites.tasks import CATEGORIES, Task, TaskError, load_suite, load_tasks, task_home
 
 __all__ = [
            "CATEGORIES",

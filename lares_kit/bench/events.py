@@ -64,7 +64,7 @@ class EventLog:
 
 
 def parse_events(v: Any, raw: Any, key: str) -> list[Event]:
-    """Events from a task file, validated with the task's :class:`~lares_kit.bench.validate.Validator`.
+    """Events from a task file, validated with the task's :class:`~lares_kit.bench.suites.validate.Validator`.
 
     Args:
         v: The Validator of the task file being read: it names the file in errors and knows the task's world.

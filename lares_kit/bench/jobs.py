@@ -15,13 +15,13 @@ What a record says beside the contract's keys:
   (:mod:`lares_kit.sentences.claims`; never guessed);
 * ``trial`` -- which repetition of the same episode (``lares bench --trials``);
 * ``collateral`` -- the devices changed that the task did not ask for
-  (:mod:`lares_kit.bench.collateral`); ``changed`` -- every device changed;
+  (:mod:`lares_kit.bench.judging.collateral`); ``changed`` -- every device changed;
 * ``refused`` -- calls the home's safety policy refused, and ``unsafe`` --
   what the audit of the trace found changed against the policy;
 * ``no_change_expected`` -- the task's right answer changes nothing (an
   infeasible, unsafe or irrelevant request): doing nothing is part of passing;
 * ``search_oracle`` -- for a task that must find a hidden thing, the
-  knowledge-free oracle's expected step count (:mod:`lares_kit.bench.search_oracle`);
+  knowledge-free oracle's expected step count (:mod:`lares_kit.bench.judging.search_oracle`);
 * its configuration, each only when the run set it (:mod:`lares_kit.bench.configs`):
   ``knowledge_format``, ``prompt_style``, ``executor_model`` (react's light
   model), ``options`` (the design's own, e.g. ``{"parser": "naive"}``) and
@@ -40,14 +40,14 @@ from typing import Any
 from ..home.graph import Home
 from ..persistent.monitor import Monitor
 from ..safety.audit import unsafe_actions
-from .checks import Outcome, run_checks
-from .collateral import changes, collateral, expects_no_change, refused_calls
 from .events import play_events
-from .ha_dataset import ha_oracle_steps
-from .oracle import oracle_steps
+from .judging.checks import Outcome, run_checks
+from .judging.collateral import changes, collateral, expects_no_change, refused_calls
+from .judging.oracle import oracle_steps
+from .judging.search_oracle import knowledge_free_oracle
 from .scene import set_stage
-from .search_oracle import knowledge_free_oracle
-from .tasks import Task
+from .suites.ha_dataset import ha_oracle_steps
+from .suites.tasks import Task
 
 __all__ = ["RESULT_KEYS", "Job", "blank_record", "run_job", "task_oracles"]
 
@@ -89,7 +89,7 @@ class Job:
         """The episode's step limit: the lower of the task's own and the run's (None: the design's own).
 
         Examples:
-            >>> from lares_kit.bench.tasks import load_suite
+            >>> from lares_kit.bench.suites.tasks import load_suite
             >>> task = load_suite("lares-home")[0]
             >>> Job(task, "react", "offline").step_limit(), Job(task, "react", "offline", max_steps=8).step_limit()
             (None, 8)
@@ -122,7 +122,7 @@ class Job:
         """What the record says of its configuration beside ``knowledge``, each only when set (a default run: {}).
 
         Examples:
-            >>> from lares_kit.bench.tasks import load_suite
+            >>> from lares_kit.bench.suites.tasks import load_suite
             >>> task = load_suite("lares-home")[0]
             >>> Job(task, "react", "offline", executor_model="offline-multi", design_options=(("parser", "naive"),)
             ...     ).configuration()
@@ -179,7 +179,7 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
             when it is the same model, else ``make_client(job.executor_model)``.
 
     Examples:
-        >>> from lares_kit.bench.tasks import load_suite
+        >>> from lares_kit.bench.suites.tasks import load_suite
         >>> task = next(t for t in load_suite("lares-home") if t.id == "lh-kitchen-on")
         >>> from lares_kit import load_world
         >>> rec = run_job(Job(task, "intent-action", "offline"), load_world("lares-home"), None, oracle=2)
@@ -261,7 +261,7 @@ def task_oracles(task: Task, world: Home, seeds: list[int]) -> dict[int, tuple[i
         seeds: The seeds to work out: the oracles depend on the seed only when the task shuffles its items.
 
     Examples:
-        >>> from lares_kit.bench.tasks import load_suite
+        >>> from lares_kit.bench.suites.tasks import load_suite
         >>> from lares_kit import load_world
         >>> task_oracles(next(t for t in load_suite("lares-home") if t.id == "lh-find-dog"), load_world("lares-home"),
         ...              [0])

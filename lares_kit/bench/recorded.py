@@ -148,7 +148,7 @@ def replay(episode: Recorded, root: Path | None = None) -> Any:
         root: Where recordings live; None: inside the package.
     """
     from ..models import make_client
-    from ..models.replay import replay_client
+    from ..models.recording.replay import replay_client
 
     folder = _folder_of(episode, root)
     shipped = summary(root).get(episode.key)

@@ -133,8 +133,8 @@ def saved_record(path: Path, fingerprint: str, identity: dict[str, Any], notes: 
 
     Args:
         path: Where this episode's record would be saved.
-        fingerprint: The task's :meth:`~lares_kit.bench.tasks.Task.fingerprint` now: a record of an older definition is
-            run again.
+        fingerprint: The task's :meth:`~lares_kit.bench.suites.tasks.Task.fingerprint` now: a record of an older
+            definition is run again.
         identity: What the record must say about itself (see :func:`record_problem`).
         notes: Where a sentence about an unusable file is appended.
 

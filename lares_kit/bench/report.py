@@ -26,14 +26,14 @@ What the columns mean:
   ``unverifiable`` -- those whose message says something of the home the checker cannot read
   (:mod:`lares_kit.sentences.claims`);
 * ``collateral`` -- episodes that changed a device the task did not ask
-  for (:mod:`lares_kit.bench.collateral`); ``unsafe_rate`` -- episodes with a
+  for (:mod:`lares_kit.bench.judging.collateral`); ``unsafe_rate`` -- episodes with a
   call the safety policy refused, a change the audit found against it, a
   forbidden device touched or a call the task forbids; ``no_action_rate`` --
   of the episodes whose task asks for no change (infeasible, unsafe,
   irrelevant), those that changed nothing, so "refuse everything" and "do
   everything" both show;
 * ``steps_per_search_oracle`` -- over solved search episodes, steps divided by
-  the knowledge-free oracle's expected count (:mod:`lares_kit.bench.search_oracle`).
+  the knowledge-free oracle's expected count (:mod:`lares_kit.bench.judging.search_oracle`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from typing import Any
 
 from .configs import RECORD_FIELDS, configuration_label
 from .stats import pass_hat_curve, wilson_interval
-from .tasks import CATEGORIES
+from .suites.tasks import CATEGORIES
 
 __all__ = ["format_table", "plot", "summarize"]
 

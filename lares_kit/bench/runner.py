@@ -61,7 +61,7 @@ from .records import (
     saved_record,
     warn_unusable,
 )
-from .tasks import Task, task_home
+from .suites.tasks import Task, task_home
 from .workers import EXECUTORS, in_process, open_executor, run_episode, worker_client
 
 __all__ = [
@@ -259,7 +259,7 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
     LaresError before any episode runs.
 
     Args:
-        tasks: The tasks to run, e.g. from :func:`~lares_kit.bench.tasks.load_tasks`.
+        tasks: The tasks to run, e.g. from :func:`~lares_kit.bench.suites.tasks.load_tasks`.
         agents: Agent names, as :func:`lares_kit.run_agent` takes them.
         models: Model names; None: ``$LARES_MODEL``, else the offline model.
         seeds: Episodes per task and agent, with seeds 0, 1, ...: a task with ``shuffle: true`` hides its items
@@ -297,7 +297,7 @@ def run_bench(tasks: list[Task], agents: list[str] | tuple[str, ...] = DEFAULT_A
             else the design's. Set, each record says it, and a resumed run reuses only records of the same limit.
 
     Examples:
-        >>> from lares_kit.bench.tasks import load_suite
+        >>> from lares_kit.bench.suites.tasks import load_suite
         >>> tasks = [t for t in load_suite("lares-home") if t.category == "direct" and not t.held_out]
         >>> bench = run_bench(tasks, agents=["intent-action"], models=["offline"])
         >>> [(r["task"], r["success"]) for r in bench.results]

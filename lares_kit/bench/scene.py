@@ -13,7 +13,7 @@ agent's, so the ``unchanged`` check starts from it, as it does from
 ``events:`` after the episode.
 
 This module does not run agents (:mod:`lares_kit.bench.runner` does) or judge
-them (:mod:`lares_kit.bench.checks`).
+them (:mod:`lares_kit.bench.judging.checks`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from ..home.clock import Clock
 from ..home.during import schedule
 from ..home.graph import Home
 from ..tools.users import ScriptedUser
-from .tasks import Task
-from .validate import PLACEHOLDER
+from .suites.tasks import Task
+from .suites.validate import PLACEHOLDER
 
 __all__ = ["SCENE_NOW", "Scene", "copy_home", "fill", "room_pattern", "set_stage"]
 
@@ -70,7 +70,7 @@ class Scene:
     home: Home  # this episode's own copy, set up
     # device id -> state when the episode starts: the home's own state dicts, not copies (Home.device_states
     # with shared=True). The home gives a device a new dict when it changes, so these stay the start, and a
-    # device whose state is still the same object has not changed (lares_kit.bench.collateral.changes).
+    # device whose state is still the same object has not changed (lares_kit.bench.judging.collateral.changes).
     start: dict[str, dict[str, Any]]
     items: dict[str, str]  # item id -> the room it is in when the episode starts
     user: ScriptedUser = field(default_factory=ScriptedUser)
@@ -96,7 +96,7 @@ def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
 
     Examples:
         >>> from lares_kit import load_world
-        >>> from lares_kit.bench.tasks import Setup, Task, UserScript
+        >>> from lares_kit.bench.suites.tasks import Setup, Task, UserScript
         >>> task = Task("t", "demo", "lares-home", "search", "Where is my dog?",
         ...             setup=Setup(placements={"bruno": "kitchen"}, robot="lounge"),
         ...             user=UserScript(answers=[("where", "Last time I saw him in the {bruno.room}.")]))

@@ -62,8 +62,8 @@ def in_process(model: str) -> bool:
         >>> in_process("offline"), in_process("chaos:offline@0.2"), in_process("gpt-4o-mini")
         (True, True, False)
     """
-    from ..models.chaos import parse_chaos_name
     from ..models.endpoints import OFFLINE_MODELS
+    from ..models.faults.chaos import parse_chaos_name
 
     chaos = parse_chaos_name(model)
     return (chaos[0] if chaos else model) in OFFLINE_MODELS
@@ -95,7 +95,7 @@ def worker_client(model: str, task: str, seed: int, trial: int) -> Any:
         trial: The trial number.
     """
     from ..models import make_client
-    from ..models.chaos import chaos_client, parse_chaos_name
+    from ..models.faults.chaos import chaos_client, parse_chaos_name
 
     chaos = parse_chaos_name(model)
     if chaos is not None:

@@ -26,7 +26,7 @@ one sentence before anything runs.
 
 ``--record DIR`` keeps every request and reply in DIR and ``--model
 replay:DIR`` runs the models recorded there from the recording, with no key
-(:mod:`lares_kit.models.replay`); both run the episodes in threads. A
+(:mod:`lares_kit.models.recording.replay`); both run the episodes in threads. A
 recorded chaos model gets a chaos client per episode, seeded by the episode
 as in an unrecorded bench, all writing into the one recording.
 """
@@ -41,11 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.configs import check_configurations, configurations, parse_option, settings_given
-from ..bench.ha_dataset import load_ha_dataset
 from ..bench.journal import JOURNAL
 from ..bench.report import format_table, plot
 from ..bench.runner import DEFAULT_AGENTS, check_counts, run_bench
-from ..bench.tasks import Task, load_tasks, task_home
+from ..bench.suites.ha_dataset import load_ha_dataset
+from ..bench.suites.tasks import Task, load_tasks, task_home
 from ..bench.workers import worker_client
 from ..errors import LaresError, clip
 from ..files.atomic import write_atomic, write_json_atomic
@@ -93,8 +93,8 @@ def select_tasks(tasks: list[Task], patterns: list[str] | None = None, limit: in
 def _per_episode(clients: dict[str, Any]) -> dict[str, Any]:
     # A chaos model breaks replies by a seed per episode (workers.worker_client); recorded, it still must, so its
     # entry becomes a function that wraps each episode's own chaos client in the same recorder.
-    from ..models.chaos import parse_chaos_name
-    from ..models.replay import record_client
+    from ..models.faults.chaos import parse_chaos_name
+    from ..models.recording.replay import record_client
 
     given = dict(clients)
     for name, client in clients.items():
@@ -281,7 +281,7 @@ def cli_bench(args: argparse.Namespace) -> int:
         _save(args.plot, lambda: write_atomic(args.plot, _image(plot(bench.summary), args.plot)), runs)
         print(f"figure written to {args.plot}")
     if clients:  # a request the replay did not hold is the command's error; else what was recorded or replayed
-        from ..models.replay import command_report
+        from ..models.recording.replay import command_report
 
         command_report(clients, sys.stdout)
     return 0

@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the API key clients must send (OPENAI_API_KEY); required beyond loopback")
     _door_arguments(serve)
     serve.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each reply")
-    # a faulty endpoint, for testing retries and failure handling (lares_kit.models.server.Faults)
+    # a faulty endpoint, for testing retries and failure handling (lares_kit.models.serving.server.Faults)
     serve.add_argument("--fault-rate", type=float, default=0.0, help="share of chat completions to break (0-1)")
     serve.add_argument("--faults", default=None, help="which faults, comma-separated: 429,500,timeout,drop,latency "
                        "(default: all)")
@@ -231,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _port(text: str) -> int:
     # argparse shows an ArgumentTypeError as one line, with the usage
-    from ..models.server_guard import check_port
+    from ..models.serving.guard import check_port
 
     try:
         return check_port(text)
@@ -240,7 +240,7 @@ def _port(text: str) -> int:
 
 
 def _door_arguments(parser: argparse.ArgumentParser) -> None:
-    # Who may reach a served door besides loopback's own names (lares_kit.models.server_guard; docs/security.md).
+    # Who may reach a served door besides loopback's own names (lares_kit.models.serving.guard; docs/security.md).
     parser.add_argument("--allow-host", action="append", default=None, metavar="NAME",
                         help="a Host name clients use to reach it (repeatable); required to listen beyond loopback")
     parser.add_argument("--allow-origin", action="append", default=None, metavar="URL",
@@ -269,7 +269,7 @@ def bench_epilog() -> str:
     """
     from ..agents import AGENTS
     from ..bench.runner import DEFAULT_AGENTS
-    from ..bench.tasks import suite_paths
+    from ..bench.suites.tasks import suite_paths
     from ..files.reading import read_data_file
 
     lines = ["suites (--suite ID, from worlds/tasks/):"]
@@ -388,7 +388,7 @@ def _main(args: argparse.Namespace) -> int:
             from .bench import cli_bench
             return cli_bench(args)
         if args.command == "import-ha":
-            from ..bench.ha_dataset import import_ha
+            from ..bench.suites.ha_dataset import import_ha
             from ..files.paths import user_dir
 
             written = import_ha(args.path, args.out or user_dir("worlds") / Path(args.path).resolve().name)
@@ -396,7 +396,7 @@ def _main(args: argparse.Namespace) -> int:
                   f"  lares bench --suite {written[-1]}")
             return 0
         if args.command == "serve-model":
-            from ..models.server import cli_serve
+            from ..models.serving.server import cli_serve
             return cli_serve(args)
         if args.command == "serve-home":
             from ..serve.app import cli_serve_home

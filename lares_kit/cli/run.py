@@ -47,7 +47,7 @@ poller was used (the sage agent, or ``--event``): ``conditions``, ``events``,
 home right after the episode).
 
 **Record and replay** (``--record DIR``, ``--model replay:DIR``): see
-:mod:`lares_kit.models.replay`; a request the recording does not hold is bad input.
+:mod:`lares_kit.models.recording.replay`; a request the recording does not hold is bad input.
 
 Exit status: 0 when the episode ran (whatever its status), 1 when the model
 could not be reached, 2 for bad input.
@@ -169,7 +169,7 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
         if monitor is not None:
             monitor.close()
     if clients:  # a request the replay did not hold is the command's error; else what was recorded or replayed
-        from ..models.replay import command_report
+        from ..models.recording.replay import command_report
 
         command_report(clients, sys.stderr)
     code = 1 if episode.status == "model_error" else 0

@@ -12,7 +12,7 @@ caller's own :class:`~lares_kit.errors.DataFileError` subclass, so ``lares``
 prints it without a traceback.
 
 This module finds and reads files; what is in them is for
-:mod:`lares_kit.home.worlds` and :mod:`lares_kit.bench.tasks`.
+:mod:`lares_kit.home.worlds` and :mod:`lares_kit.bench.suites.tasks`.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ date). A key written twice in one mapping is a :class:`DuplicateKeyWarning`
 (the later value wins, as in PyYAML and JSON).
 
 This module reads files; checking what the data means is
-:mod:`lares_kit.home.worlds` and :mod:`lares_kit.bench.tasks`.
+:mod:`lares_kit.home.worlds` and :mod:`lares_kit.bench.suites.tasks`.
 """
 
 from __future__ import annotations

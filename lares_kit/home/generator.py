@@ -19,7 +19,7 @@ validation as a hand-written one: :func:`generate_home` parses it with
 * Hidden items (a visiting dog, a parcel, a colleague) are placed by the seed.
 
 The same seed always gives the same world. Tasks for a generated home are
-:func:`lares_kit.bench.generate.generate_tasks`, on the benchmark's side.
+:func:`lares_kit.bench.suites.generated.generate_tasks`, on the benchmark's side.
 
 This module builds worlds; it does not run agents or know the benchmark.
 """

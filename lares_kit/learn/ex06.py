@@ -5,7 +5,7 @@ The searcher of the questions is the one the offline model plays: nearest
 unsearched room first, ties to the room that comes first in the world file
 (``list(graph.nodes)``); move one exit at a time, switch the light on in a
 dark room, look. Its cost is counted in tool calls, as the benchmark counts
-it against the oracle (:mod:`lares_kit.bench.oracle`).
+it against the oracle (:mod:`lares_kit.bench.judging.oracle`).
 
 The checks run the offline model themselves (``model="offline"``) and
 compare with answers worked out here, never with the model's own output, so
@@ -196,8 +196,8 @@ def _wrong_counts(home, order: list[str], hidden: str) -> dict[int, str]:
 
 
 def _test_calls(search_calls) -> str:
-    from ..bench.oracle import oracle_steps
-    from ..bench.tasks import Expect, Setup, Task
+    from ..bench.judging.oracle import oracle_steps
+    from ..bench.suites.tasks import Expect, Setup, Task
 
     lares, garden, town = (load_world(w) for w in ("lares-home", "garden-flat", "townhouse"))
     lares_order, garden_order = _order(lares.graph, "hallway"), _order(garden.graph, "entrance")
@@ -229,7 +229,7 @@ def _test_calls(search_calls) -> str:
         case = f"order [{room!r}] with the dog in the {room} (what the oracle does)"
         got = call(search_calls, lares, [room], room, case=case)
         if got != best:
-            raise Incorrect(f"For {case}, lares_kit.bench.oracle needs {best} calls, and your count is {got}.")
+            raise Incorrect(f"For {case}, lares_kit.bench.judging.oracle needs {best} calls, and your count is {got}.")
     return "Your count matches the real searches, and the oracle's when the order starts at the right room."
 
 

@@ -1,7 +1,7 @@
 """Exercise 08, evaluation: write benchmark checks, show they can fail, and read a run by category.
 
 Notebook: ``exercises/08_evaluation.ipynb`` (after ``notebooks/08_evaluation.ipynb``).
-A check returns a :class:`~lares_kit.bench.checks.CheckResult` -- a kind,
+A check returns a :class:`~lares_kit.bench.judging.checks.CheckResult` -- a kind,
 passed or not, and a sentence that explains a failure -- as the benchmark's
 own checks do. The checks here run real benchmark tasks with the offline
 model, and also hand your check episodes that were changed on purpose (a
@@ -23,9 +23,9 @@ from functools import cache
 from statistics import mean
 
 from ..agents import run_agent
-from ..bench.checks import CheckResult
+from ..bench.judging.checks import CheckResult
 from ..bench.scene import set_stage
-from ..bench.tasks import load_suite
+from ..bench.suites.tasks import load_suite
 from ..episode import Episode
 from ..episode_steps import Question
 from ..home.worlds import load_world
@@ -175,7 +175,7 @@ def _test_allowed(only_allowed_changed) -> str:
 # --------------------------------------------------------------------- q3
 @cache
 def _real_results() -> tuple:
-    from ..bench.oracle import oracle_steps
+    from ..bench.judging.oracle import oracle_steps
     from ..bench.runner import RESULT_KEYS, Job, run_job
 
     world = load_world("lares-home")

@@ -42,9 +42,9 @@ from typing import Any
 import openai
 
 from ..errors import LaresError
-from .chaos import chaos_client, parse_chaos_name
 from .endpoints import KEY, OFFLINE_BASE_URL, OFFLINE_MODELS, remote_settings
-from .local import LOCAL_MODELS
+from .faults.chaos import chaos_client, parse_chaos_name
+from .local.llama import LOCAL_MODELS
 from .retries import AsyncLaresOpenAI, LaresOpenAI
 from .transport import AsyncOfflineTransport, OfflineTransport, httpx
 
@@ -86,7 +86,7 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
             ``$LARES_TIMEOUT``, else 60 (a small model behind a server on a laptop's CPU may need minutes).
         latency: seconds the offline model waits before each reply (0: at once); ignored by other models.
         record: a folder (made if missing) to write every request and reply to, as a new recording session, or a
-            :class:`~lares_kit.models.recording.Recorder` shared by several clients; None: nothing is recorded.
+            :class:`~lares_kit.models.recording.sessions.Recorder` shared by several clients; None: nothing is recorded.
         **kw: passed on to ``openai.OpenAI`` (e.g. ``api_key``, ``base_url``).
 
     Examples:
@@ -101,7 +101,7 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
     name = resolve_model(model)
     client = _client(name, max_retries, _timeout() if timeout is None else timeout, latency, kw)
     if record is not None:
-        from .replay import record_client  # here: `import lares_kit` stays light
+        from .recording.replay import record_client  # here: `import lares_kit` stays light
 
         client = record_client(client, record, name)
     return client
@@ -121,7 +121,7 @@ def _timeout() -> float:
 
 def _client(name: str, max_retries: int, timeout: float, latency: float, kw: dict[str, Any]) -> openai.OpenAI:
     if name.startswith("replay:"):  # "replay:DIR": the recorded replies, no model (.replay)
-        from .replay import replay_client
+        from .recording.replay import replay_client
 
         return replay_client(name[len("replay:"):], max_retries=max_retries, timeout=timeout, **kw)
     if name.startswith(("chaos:", "chaos-")):  # "chaos:offline@0.2", "chaos-0.2": replies broken on purpose (.chaos)
@@ -135,7 +135,7 @@ def _client(name: str, max_retries: int, timeout: float, latency: float, kw: dic
         return openai.OpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
                              max_retries=max_retries, timeout=timeout, **kw)
     if name in LOCAL_MODELS:  # SmolLM2, Gemma or Qwen through llama.cpp, in process: the [local] extra (.local)
-        from .local_wire import local_client
+        from .local.wire import local_client
 
         return local_client(max_retries=max_retries, timeout=timeout, model=name, **kw)
     return LaresOpenAI(**remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
@@ -171,7 +171,7 @@ def make_async_client(model: str | None = None, *, max_retries: int = 2, timeout
         return openai.AsyncOpenAI(api_key="offline", base_url=OFFLINE_BASE_URL, http_client=http,
                                   max_retries=max_retries, timeout=timeout, **kw)
     if name in LOCAL_MODELS:
-        from .local_wire import local_async_client
+        from .local.wire import local_async_client
 
         return local_async_client(max_retries=max_retries, timeout=timeout, model=name, **kw)
     return AsyncLaresOpenAI(**remote_settings(name, kw), max_retries=max_retries, timeout=timeout, **kw)
@@ -185,7 +185,7 @@ def command_clients(models: list[str], *, record: str | None = None, argv: list[
     every other model gets a client that records into one new session, whose
     manifest names the command. A model with neither gets no entry: the
     command builds its client as it always does. After the command,
-    :func:`lares_kit.models.replay.command_report` says what was recorded and
+    :func:`lares_kit.models.recording.replay.command_report` says what was recorded and
     raises the first request a replay did not hold.
 
     Args:
@@ -202,7 +202,7 @@ def command_clients(models: list[str], *, record: str | None = None, argv: list[
     """
     recorder = None
     if record:
-        from .recording import Recorder, command_text
+        from .recording.sessions import Recorder, command_text
 
         recorder = Recorder(record, command=command_text(argv))
     clients: dict[str, Any] = {}

@@ -182,13 +182,13 @@ def server_profile(name: str | ServerProfile | None = None, *, model: str | None
 
 
 def _in_process(model: str | None, client: Any = None) -> bool:
-    from .chaos import parse_chaos_name
+    from .faults.chaos import parse_chaos_name
 
     base = getattr(client, "base_url", None)
     if base is not None:  # an openai client: in process when its transport answers for a host that cannot exist
         return str(getattr(base, "host", "")).endswith(".lares.invalid")
     from .endpoints import OFFLINE_MODELS
-    from .local import LOCAL_MODELS
+    from .local.llama import LOCAL_MODELS
 
     if not model:
         return True  # resolve_model's default is the offline model

@@ -1,10 +1,10 @@
 """An HTTP transport that answers the ``openai`` SDK with the offline model, in process.
 
 The SDK builds and sends a real HTTP request; this transport hands its
-method, path and body to :func:`lares_kit.models.wire.handle` and returns
+method, path and body to :func:`lares_kit.models.serving.wire.handle` and returns
 the bytes as an HTTP response -- so serialization, parsing, error mapping
 (a 400 becomes ``openai.BadRequestError``) and retries all run for real, with
-no socket. It is not a server: for one, see :mod:`lares_kit.models.server`.
+no socket. It is not a server: for one, see :mod:`lares_kit.models.serving.server`.
 
 openai 3.x speaks ``httpx2``; openai 2.x speaks ``httpx``. :data:`httpx` is
 whichever the installed SDK uses.
@@ -17,7 +17,7 @@ from typing import Any
 
 import openai
 
-from .wire import handle
+from .serving.wire import handle
 
 
 def _http_module() -> Any:

@@ -11,7 +11,7 @@ setting, the value -- and quotes it in its observation::
 
 This module is that text contract and nothing else: the gate writes with
 :func:`confirmation_text`, models read with :func:`question_in` (the offline
-model's :mod:`~lares_kit.models.offline.confirming` and SAGE's device agent), and
+model's :mod:`~lares_kit.models.offline.request_kinds.confirming` and SAGE's device agent), and
 the gate matches an ``ask_user`` question to the one it gave by
 :func:`question_key` -- case, spacing, quotes and the closing "Please answer
 yes or no." aside, word for word. :func:`is_yes` says whether an answer is a

@@ -14,7 +14,7 @@ One Starlette app on uvicorn, as ``lares serve-model``, on loopback by default:
   follow the home live.
 
 Every route -- MCP's included -- stands behind one
-:class:`~lares_kit.models.server_guard.AccessGuard`: the Host and Origin must be the
+:class:`~lares_kit.models.serving.guard.AccessGuard`: the Host and Origin must be the
 server's own, the caller must bring a token (``Authorization: Bearer TOKEN``,
 or ``?token=TOKEN`` for a browser's event stream), a POST must be JSON, and
 bodies are bounded. Each token speaks for one source (the server's
@@ -51,8 +51,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..models.server import ThreadedServer, uvicorn_config
-from ..models.server_guard import LOOPBACK_NAMES, TOKEN_ENV, ServerLimits, Tokens, new_token, open_door, source_of
+from ..models.serving.guard import LOOPBACK_NAMES, TOKEN_ENV, ServerLimits, Tokens, new_token, open_door, source_of
+from ..models.serving.server import ThreadedServer, uvicorn_config
 from .mcp_server import build_mcp_server
 from .service import HomeService
 
@@ -199,7 +199,7 @@ class HomeServer(ThreadedServer):
     Every request needs a token: ``token`` speaks as the service's source (None: a new one is made,
     :attr:`token`), ``tokens`` maps other sources to theirs. Clients send :attr:`headers`, or open
     :meth:`link` (a URL with ``?token=``). ``allow_hosts``/``allow_origins``: names and page origins accepted
-    besides loopback's own; beyond loopback the names are required (:func:`~lares_kit.models.server_guard.open_door`).
+    besides loopback's own; beyond loopback the names are required (:func:`~lares_kit.models.serving.guard.open_door`).
     """
 
     thread_name = "lares-serve-home"

@@ -31,7 +31,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server
 
-from ..models.server_guard import source_of
+from ..models.serving.guard import source_of
 from .client import JSON_ERRORS
 from .service import CallResult, HomeService
 

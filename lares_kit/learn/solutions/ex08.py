@@ -1,6 +1,6 @@
 """Reference solutions for ``exercises/08_evaluation.ipynb`` (``lares_kit.learn.ex08``)."""
 
-from lares_kit.bench.checks import CheckResult
+from lares_kit.bench.judging.checks import CheckResult
 from lares_kit.episode_steps import Question
 
 __all__ = ["asks_first", "only_allowed_changed", "by_category"]

@@ -5,7 +5,7 @@ and each says what a real LLM would do differently. It is *not* a language
 model: it matches words against the home described in the prompt
 and follows fixed rules. It exists so that every notebook and test runs with
 no API key and no network, through the real ``openai`` SDK (see
-:mod:`lares_kit.models.transport` and :mod:`lares_kit.models.server`). A real
+:mod:`lares_kit.models.transport` and :mod:`lares_kit.models.serving.server`). A real
 LLM would handle far more phrasings, and also make mistakes this one cannot.
 This package is the rules and nothing else: the client, the transport, the
 wire format and the server around it live beside it in :mod:`lares_kit.models`.
@@ -79,10 +79,10 @@ daytime?) and acting on the answer; refusing rooms and devices the home does
 not have, or a device the named room does not have (naming the nearest one);
 refusing a clear request for what no device or tool here can do -- "make me
 a coffee", "call the fire brigade", "carry this upstairs" -- with what is
-missing and what the tools do (:mod:`lares_kit.models.offline.infeasible`);
+missing and what the tools do (:mod:`lares_kit.models.offline.request_kinds.infeasible`);
 answering simple questions from the knowledge; asking about a
 request that defeats itself and doing what the answer says, once
-(:mod:`lares_kit.models.offline.contradiction`). Anything else -- text that asks for
+(:mod:`lares_kit.models.offline.request_kinds.contradiction`). Anything else -- text that asks for
 nothing it can read -- it halts and says it is a rule-based stand-in that
 could not understand.
 

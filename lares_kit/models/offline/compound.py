@@ -9,7 +9,7 @@ paper's test set has these kinds next to plain commands:
   cannot do is reported, not silently dropped);
 * **contradiction** -- "lower the temperature to make the room warmer": the
   means defeats the purpose; recognised and followed up in
-  :mod:`lares_kit.models.offline.contradiction`;
+  :mod:`lares_kit.models.offline.request_kinds.contradiction`;
 * **indirect requests** -- "it's too dark in office 5", "make office 3 warmer";
 * **daily conversation** -- greetings, thanks, "what can you do?".
 """
@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .contradiction import recognise_contradiction
 from .honest import recognise_unread
-from .infeasible import recognise_infeasible
 from .reading import Beliefs
+from .request_kinds.contradiction import recognise_contradiction
+from .request_kinds.infeasible import recognise_infeasible
 from .understanding import Change, Goal, missing_in_rooms, understand
 from .vocabulary import rooms_in, words_of
 

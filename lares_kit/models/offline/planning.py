@@ -20,18 +20,18 @@ from typing import Any
 
 from ...sentences.markers import cannot_ask
 from ...sentences.wording import agree, capitalise, join_clauses, with_article
-from .comfort import comfort_step, recognise_comfort
 from .compound import CAPABILITIES, after_greeting, recognise_compound
-from .confirming import cannot_under_rules, confirmation_step, house_rule_against
-from .contradiction import contradiction_step
-from .ha_reading import ha_intent
-from .hazards import recognise_hazard
+from .ha.reading import ha_intent
 from .honest import recognise_unread
-from .infeasible import recognise_infeasible, what_i_can_do
-from .lists import recognise_list
-from .live_context import live_context_step
 from .reading import Beliefs, norm
-from .remembering import memory_step, recognise_memory
+from .request_kinds.comfort import comfort_step, recognise_comfort
+from .request_kinds.confirming import cannot_under_rules, confirmation_step, house_rule_against
+from .request_kinds.contradiction import contradiction_step
+from .request_kinds.hazards import recognise_hazard
+from .request_kinds.infeasible import recognise_infeasible, what_i_can_do
+from .request_kinds.lists import recognise_list
+from .request_kinds.live_context import live_context_step
+from .request_kinds.remembering import memory_step, recognise_memory
 from .understanding import NOT_UNDERSTOOD, Change, Goal, daytime_answer, understand, yes_no_answer
 from .vocabulary import describe, rooms_in, words_of
 

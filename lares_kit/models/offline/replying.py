@@ -20,7 +20,7 @@ from .formats import json_reply, react_beliefs, react_reply, wants_react
 from .planning import Intention, plan
 from .reading import Beliefs, norm
 from .request import read as read_request
-from .sage_rules import sage_reply
+from .sage.rules import sage_reply
 
 __all__ = ["MODEL_NAME", "FAULTY_MODEL", "CALL_MARK", "Reply", "respond", "stated_call"]
 
@@ -186,7 +186,7 @@ def respond(request: dict[str, Any]) -> Reply:
     messages = request.get("messages") or []
     tools = [t for t in request.get("tools") or [] if isinstance(t, dict) and t.get("function")]
     choice = request.get("tool_choice")
-    sage = sage_reply(request)  # SAGE's tree of prompts has its own rules (lares_kit.models.offline.sage_rules)
+    sage = sage_reply(request)  # SAGE's tree of prompts has its own rules (lares_kit.models.offline.sage.rules)
     if sage is not None:
         return Reply(*sage)
     if tools and choice != "none":

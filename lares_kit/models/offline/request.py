@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ...sentences.markers import room_in
-from .ha_reading import STATIC_TAG, read_static_context, translate_calls
+from .ha.reading import STATIC_TAG, read_static_context, translate_calls
 from .reading import Beliefs, Call, apply_facts, norm, read_request, text_of
 
 __all__ = ["read"]

@@ -17,7 +17,7 @@ a thermostat, "living room" may be the lounge). What it recognises:
   "on" as a place ("the book on the shelf") is not a switch;
 * clarify -- "turn on the lamp" when several lamps fit and no room is said;
 * unknown -- everything else; the planner then tries
-  :mod:`~lares_kit.models.offline.infeasible` (a clear request nothing here can do)
+  :mod:`~lares_kit.models.offline.request_kinds.infeasible` (a clear request nothing here can do)
   before saying it could not understand.
 """
 
@@ -30,8 +30,8 @@ from ...sentences.wording import agree, capitalise
 from .goals import WHICH_ONE as _WHICH_ONE
 from .goals import Change, Goal
 from .goals import which_one as _which_one
+from .ha.recognizer import recognise_intent, switch_change
 from .reading import Beliefs, Dev
-from .recognizer import recognise_intent, switch_change
 from .vocabulary import (
     LIGHT_WORDS,
     NOT_SETTINGS,
