@@ -47,10 +47,10 @@ def _grading(cell) -> dict:
 # ------------------------------------------------------------------ source notebooks
 @pytest.mark.parametrize("name", EXERCISES)
 def test_every_exercise_becomes_a_gradable_source_assignment(name):
-    from lares_kit.learn.ex00 import EXERCISE as _  # noqa: F401  (the modules import cleanly)
+    from lares_kit.learn.exercises.ex00 import EXERCISE as _  # noqa: F401  (the modules import cleanly)
 
     nb = course_notebook(EXERCISE_DIR / f"{name}.ipynb")
-    module = __import__(f"lares_kit.learn.ex{name[:2]}", fromlist=["EXERCISE"])
+    module = __import__(f"lares_kit.learn.exercises.ex{name[:2]}", fromlist=["EXERCISE"])
     problems = [p.name for p in module.EXERCISE.problems]
     sections = solution_sections(module.EXERCISE.solution_path)
     graded = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
@@ -82,7 +82,7 @@ def test_nbgrader_gives_students_exactly_the_starter(name):
 
 
 def test_a_graded_check_shows_the_verdict_and_raises_unless_correct(capsys):
-    from lares_kit.learn import ex01
+    from lares_kit.learn.exercises import ex01
 
     ex01.bind({"shortest_route": lambda graph, start, goal: [start, goal]}, solutions=False)
     try:
@@ -154,7 +154,7 @@ def test_the_students_answers_score_as_the_term_expects_in_process(name):
 
     import networkx as nx
 
-    exercise = importlib.import_module(f"lares_kit.learn.ex{name[:2]}").EXERCISE
+    exercise = importlib.import_module(f"lares_kit.learn.exercises.ex{name[:2]}").EXERCISE
     answers, expected = WRONG[name]
     for problem in exercise.problems:
         namespace = {"nx": nx}

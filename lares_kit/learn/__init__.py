@@ -15,7 +15,7 @@ from __future__ import annotations
 
 __all__ = ["EXERCISES"]
 
-# The exercise notebooks, in order: exercises/<name>.ipynb <-> lares_kit/learn/ex<NN>.py
+# The exercise notebooks, in order: exercises/<name>.ipynb <-> lares_kit/learn/exercises/ex<NN>.py
 EXERCISES = [
     "00_first_run",
     "01_shortest_route",

@@ -160,17 +160,17 @@ def course_notebook(path: str | Path):
 
     Args:
         path: An exercise notebook, e.g. ``exercises/01_shortest_route.ipynb``; its problems and
-            solutions come from ``lares_kit.learn.exNN`` and ``lares_kit/learn/solutions/exNN.py``.
+            solutions come from ``lares_kit.learn.exercises.exNN`` and ``lares_kit/learn/solutions/exNN.py``.
 
     Raises:
         LaresError: A problem has no answer cell, no check cell or no reference solution.
     """
     path = Path(path)
     number = path.name[:2]
-    if not (number.isdigit() and importlib.util.find_spec(f"lares_kit.learn.ex{number}")):
+    if not (number.isdigit() and importlib.util.find_spec(f"lares_kit.learn.exercises.ex{number}")):
         raise LaresError(f"{clip(str(path), 300)}: not one of the exercises (their names start with their number: "
                          f"{', '.join(EXERCISES)})")
-    exercise = importlib.import_module(f"lares_kit.learn.ex{number}").EXERCISE
+    exercise = importlib.import_module(f"lares_kit.learn.exercises.ex{number}").EXERCISE
     problems = {p.name: p for p in exercise.problems}
     sections = exercise.solutions()
     nb = read_notebook(path)
