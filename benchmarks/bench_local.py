@@ -42,7 +42,8 @@ import sys
 import time
 
 from lares_kit.bench import load_tasks, run_bench
-from lares_kit.cli.bench import LOCAL_SLICE, select_tasks
+from lares_kit.bench.suites.selection import select_tasks
+from lares_kit.cli.bench import LOCAL_SLICE
 from lares_kit.models.local.catalog import LOCAL_SPECS
 from lares_kit.models.local.llama import (
     CONSTRAINED,

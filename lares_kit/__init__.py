@@ -12,32 +12,26 @@ client, a widget or an MCP connection is first asked for.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .home.graph import Device, Home, Item
 from .home.worlds import WorldError, check_home, load_world
+from .lazy_exports import lazy_exports
 from .tools.toolbox import Observation, Toolbox, ToolError
 from .tools.users import NoAnswer, ScriptedUser
 
 __version__ = "0.1.0"
-__all__ = ["Home", "Device", "Item", "load_world", "check_home", "WorldError", "Toolbox",
-           "Observation", "ToolError", "ScriptedUser", "NoAnswer", "make_client", "run_agent", "mcp_tools"]
+__all__ = ["Home", "Device", "Item", "load_world", "check_home", "WorldError", "Toolbox", "Observation", "ToolError",
+           "ScriptedUser", "NoAnswer", "make_client", "run_agent", "mcp_tools", "Episode", "STATUSES", "Question",
+           "LaresError", "make_async_client"]
 
-# Lazy names: imported on first use so `import lares_kit` does not pull in openai.
+# Lazy names: imported on first use so `import lares_kit` does not pull in openai (lares_kit.lazy_exports).
 _LAZY = {
     "make_client": "lares_kit.models",
     "make_async_client": "lares_kit.models",
     "run_agent": "lares_kit.agents",
     "Episode": "lares_kit.episode",
+    "STATUSES": "lares_kit.episode",
+    "Question": "lares_kit.episode_steps",
+    "LaresError": "lares_kit.errors",
     "mcp_tools": "lares_kit.serve.client",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'lares_kit' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -6,7 +6,7 @@ leave. Every sentence runs once per design (function-calling, intent-action, rea
 fresh copy of its world, and each episode is classified:
 
 * ``correct`` -- the end state is the expected one, the episode ended ``done`` and its final message makes no
-  false claim (:mod:`lares_kit.sentences.claims`); for a sentence that should change nothing,
+  false claim (:mod:`lares_kit.bench.judging.claims`); for a sentence that should change nothing,
   the reply is of the expected
   kind (a refusal, could-not-read or question shows it declined or asked);
 * ``honest refusal`` -- nothing changed, no false claim, and the reply shows it did not do it (it says it
@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import lares_kit
+from lares_kit.bench.judging.claims import check_claims, state_diff
 from lares_kit.errors import DataFileError, LaresError
 from lares_kit.files.reading import read_data_file
-from lares_kit.sentences.claims import check_claims, state_diff
 
 CORPUS = Path(lares_kit.__file__).resolve().parent / "data" / "corpus" / "learners.yaml"
 BASELINE = CORPUS.with_name("baseline.json")

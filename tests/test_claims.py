@@ -1,11 +1,11 @@
-"""The claim checker (lares_kit.sentences.claims): true, false and unreadable final messages over real worlds."""
+"""The claim checker (lares_kit.bench.judging.claims): true, false and unreadable final messages over real worlds."""
 
 from __future__ import annotations
 
 import pytest
 
 from lares_kit import load_world
-from lares_kit.sentences.claims import check_claims, check_episode, state_diff
+from lares_kit.bench.judging.claims import check_claims, check_episode, state_diff
 
 
 def _states(world: str, **changes: dict) -> tuple:

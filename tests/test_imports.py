@@ -59,6 +59,12 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> dict[str, i
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
                 add(submodule if submodule in modules else base, node.lineno)
+        elif (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_LAZY" for t in node.targets)
+              and isinstance(node.value, ast.Dict)):
+            # a package's lazy names (lares_kit.lazy_exports): each module in the table is imported on first use
+            for value in node.value.values:
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    add(value.value, value.lineno)
     return edges
 
 
@@ -159,7 +165,8 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     ({"__init__.py": "", "s/__init__.py": "from .m import x\nhelper = 1", "s/m.py": "from . import helper"},
      [["pkg.s", "pkg.s.m"]]),
     ({"__init__.py": "", "a.py": "import pkg.b.c", "b/__init__.py": "", "b/c.py": "import os"}, []),
-], ids=["lazy-import", "init-names", "relative-up", "sibling-submodule", "own-package-names", "no-cycle"])
+    ({"__init__.py": "", "a.py": "_LAZY = {'x': 'pkg.b'}", "b.py": "from .a import y"}, [["pkg.a", "pkg.b"]]),
+], ids=["lazy-import", "init-names", "relative-up", "sibling-submodule", "own-package-names", "no-cycle", "lazy-table"])
 def test_the_walk_finds_cycles_in_small_packages(tmp_path, files, expected):
     assert cycles(import_graph(_package(tmp_path, files))) == expected
 

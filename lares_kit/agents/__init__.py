@@ -32,13 +32,16 @@ from typing import Any, Callable
 from ..episode import Episode
 from ..home.graph import Home
 from ..knowledge.modes import resolve_format
+from ..lazy_exports import lazy_exports
 from ..tools.users import NoUser, User
 from .dialects import TOOL_SETS, check_tool_set, start_episode
 from .prompts import prompt_style as get_style
 from .registry import AGENTS, DEFAULT_MAX_STEPS, AgentSpec, get_agent
 from .shared import AgentRun, Listener, ModelFailed
 
-__all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "TOOL_SETS", "AgentSpec", "run_agent", "get_agent", "AgentRun"]
+__all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "TOOL_SETS", "AgentSpec", "run_agent", "get_agent", "AgentRun",
+           "run_function_calling", "run_intent_action", "GOAL_PROMPT", "PROMPT_STYLES", "ROLE_PROMPT",
+           "decide_schema", "forced", "PROMPT_A", "PROMPT_B", "rounds", "LARES_SCENARIOS"]
 
 
 def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", model: str | None = None, *,
@@ -183,3 +186,19 @@ def _run_fired(parent: AgentRun, firing: Any) -> Episode:
                      source=firing.source or "", options={"temperature": parent.options.temperature,
                                                                "seed": parent.options.seed},
                      server=parent.server, tool_set=parent.tool_set)
+
+# More public names, each imported from its module when first asked for
+_LAZY = {
+    "run_function_calling": "lares_kit.agents.function_calling",
+    "run_intent_action": "lares_kit.agents.intent_action",
+    "GOAL_PROMPT": "lares_kit.agents.prompts",
+    "PROMPT_STYLES": "lares_kit.agents.prompts",
+    "ROLE_PROMPT": "lares_kit.agents.prompts",
+    "decide_schema": "lares_kit.agents.prompts",
+    "forced": "lares_kit.agents.prompts",
+    "PROMPT_A": "lares_kit.agents.react",
+    "PROMPT_B": "lares_kit.agents.react",
+    "rounds": "lares_kit.agents.react",
+    "LARES_SCENARIOS": "lares_kit.agents.scenarios",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

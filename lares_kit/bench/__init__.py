@@ -23,6 +23,7 @@ One concept per module:
 True
 """
 
+from ..lazy_exports import lazy_exports
 from .judging.checks import CheckResult, Outcome, run_checks
 from .judging.oracle import oracle_plan, oracle_steps
 from .report import format_table, plot, summarize
@@ -32,28 +33,20 @@ from .suites.generated import generate_tasks
 from .suites.ha_dataset import HADataset, import_ha, load_ha_dataset
 from .suites.tasks import CATEGORIES, Task, TaskError, load_suite, load_tasks, task_home
 
-__all__ = [
-           "CATEGORIES",
-           "HADataset",
-           "RESULT_KEYS",
-           "BenchRun",
-           "CheckResult",
-           "Outcome",
-           "Scene",
-           "Task",
-           "TaskError",
-           "format_table",
-           "generate_tasks",
-           "import_ha",
-           "load_ha_dataset",
-           "load_suite",
-           "load_tasks",
-           "oracle_plan",
-           "oracle_steps",
-           "plot",
-           "run_bench",
-           "run_checks",
-           "set_stage",
-           "task_home",
-           "summarize",
-]
+__all__ = ["CATEGORIES", "HADataset", "RESULT_KEYS", "BenchRun", "CheckResult", "Outcome", "Scene", "Task",
+           "TaskError", "format_table", "generate_tasks", "import_ha", "load_ha_dataset", "load_suite", "load_tasks",
+           "oracle_plan", "oracle_steps", "plot", "run_bench", "run_checks", "set_stage", "task_home", "summarize",
+           "Event", "play_events", "collateral", "pass_hat_k", "wilson_interval", "select_tasks", "Expect", "Setup"]
+
+# More public names, each imported from its module when first asked for
+_LAZY = {
+    "Event": "lares_kit.bench.events",
+    "play_events": "lares_kit.bench.events",
+    "collateral": "lares_kit.bench.judging.collateral",
+    "pass_hat_k": "lares_kit.bench.stats",
+    "wilson_interval": "lares_kit.bench.stats",
+    "select_tasks": "lares_kit.bench.suites.selection",
+    "Expect": "lares_kit.bench.suites.tasks",
+    "Setup": "lares_kit.bench.suites.tasks",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

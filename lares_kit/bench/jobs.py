@@ -12,7 +12,7 @@ What a record says beside the contract's keys:
 
 * ``false_claims`` -- what the final message says of the home that its end state contradicts, one sentence each,
   and ``unverifiable`` -- the message says something of the home the checker cannot tie to devices and settings
-  (:mod:`lares_kit.sentences.claims`; never guessed);
+  (:mod:`lares_kit.bench.judging.claims`; never guessed);
 * ``trial`` -- which repetition of the same episode (``lares bench --trials``);
 * ``collateral`` -- the devices changed that the task did not ask for
   (:mod:`lares_kit.bench.judging.collateral`); ``changed`` -- every device changed;
@@ -278,12 +278,12 @@ def task_oracles(task: Task, world: Home, seeds: list[int]) -> dict[int, tuple[i
 def _claims(episode: Any, world: Home) -> dict[str, Any]:
     """The record's ``false_claims`` (one sentence each) and ``unverifiable``: the final message against the home.
 
-    :func:`lares_kit.sentences.claims.check_episode` reads what the message says of the devices,
+    :func:`lares_kit.bench.judging.claims.check_episode` reads what the message says of the devices,
     by the home's own names,
     and compares it with the states at the start (and what others changed while the agent worked) and at the end;
     a message it cannot tie to devices and settings is unverifiable, never guessed.
     """
-    from ..sentences.claims import check_episode
+    from .judging.claims import check_episode
 
     check = check_episode(episode, world)
     return {"false_claims": list(check.false_claims), "unverifiable": bool(check.unverifiable)}

@@ -24,7 +24,7 @@ What the columns mean:
   instruction (:mod:`lares_kit.sentences.understood`), instead of acting on a guess;
 * ``false_claims`` -- episodes whose final message says of a device what its end state contradicts;
   ``unverifiable`` -- those whose message says something of the home the checker cannot read
-  (:mod:`lares_kit.sentences.claims`);
+  (:mod:`lares_kit.bench.judging.claims`);
 * ``collateral`` -- episodes that changed a device the task did not ask
   for (:mod:`lares_kit.bench.judging.collateral`); ``unsafe_rate`` -- episodes with a
   call the safety policy refused, a change the audit found against it, a
@@ -95,7 +95,7 @@ def _row(records: list[dict[str, Any]]) -> dict[str, Any]:
         # episodes whose model said it did not understand words of the instruction (lares_kit.sentences.understood)
         "not_understood": sum(1 for r in records if r.get("status") == "not_understood"),
         # episodes whose final message the home's end state contradicts, and those it could not be checked against
-        # (lares_kit.sentences.claims; a record of an older version has neither)
+        # (lares_kit.bench.judging.claims; a record of an older version has neither)
         "false_claims": sum(1 for r in records if r.get("false_claims")),
         "unverifiable": sum(1 for r in records if r.get("unverifiable")),
         "unsafe_rate": round(sum(map(_unsafe, records)) / len(records), 4) if records else 0.0,
@@ -198,7 +198,7 @@ def _notes(total: dict[str, Any], trials: int) -> list[str]:
     lines.append(f"{total['not_understood']} episode(s) ended not_understood (the model said it could not read "
                  "words of the instruction)")
     lines.append(f"{total['false_claims']} episode(s) whose final message makes a claim the home contradicts; "
-                 f"{total['unverifiable']} the checker could not read (lares_kit.sentences.claims)")
+                 f"{total['unverifiable']} the checker could not read (lares_kit.bench.judging.claims)")
     if total["no_action_rate"] is not None:
         lines.append(f"did rightly nothing in {100 * total['no_action_rate']:.0f}% of the "
                      f"{total['no_action_episodes']} episode(s) whose task asks for no change")
@@ -238,7 +238,7 @@ def format_table(summary: dict[str, Any]) -> str:
            episodes
            0 episode(s) ended not_understood (the model said it could not read words of the instruction)
            0 episode(s) whose final message makes a claim the home contradicts; 0 the checker could not read
-           (lares_kit.sentences.claims)
+           (lares_kit.bench.judging.claims)
     """
     trials = summary.get("trials", 1)
     lines: list[str] = []

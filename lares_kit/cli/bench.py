@@ -11,7 +11,7 @@ a new ``bench-<time>`` folder among the user's run records
 
 A slice: ``--tasks PATTERN`` keeps tasks whose id or category matches
 (shell-style, repeatable) and ``--limit N`` keeps N of them spread over the
-categories (:func:`select_tasks`). The local model (``--model local``) is
+categories (:func:`~lares_kit.bench.suites.selection.select_tasks`). The local model (``--model local``) is
 slow, so it runs a 20-task slice unless ``--limit`` says otherwise
 (``--limit 0``: every task).
 
@@ -34,7 +34,6 @@ as in an unrecorded bench, all writing into the one recording.
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import sys
 import time
 from pathlib import Path
@@ -45,49 +44,16 @@ from ..bench.journal import JOURNAL
 from ..bench.report import format_table, plot
 from ..bench.runner import DEFAULT_AGENTS, check_counts, run_bench
 from ..bench.suites.ha_dataset import load_ha_dataset
-from ..bench.suites.tasks import Task, load_tasks, task_home
+from ..bench.suites.selection import select_tasks
+from ..bench.suites.tasks import load_tasks, task_home
 from ..bench.workers import worker_client
 from ..errors import LaresError, clip
 from ..files.atomic import write_atomic, write_json_atomic
 from ..files.paths import user_dir
 
-__all__ = ["LOCAL_SLICE", "bench_settings", "check_outputs", "cli_bench", "select_tasks"]
+__all__ = ["LOCAL_SLICE", "bench_settings", "check_outputs", "cli_bench"]
 
 LOCAL_SLICE = 20  # tasks in the default slice for the local model (about 30 tokens/s on 2 cores)
-
-
-def select_tasks(tasks: list[Task], patterns: list[str] | None = None, limit: int | None = None) -> list[Task]:
-    """The tasks matching any pattern (id or category, shell-style), then at most ``limit`` of them.
-
-    The limit takes the categories in turn (the first task of each, then
-    the second, ...), so a small slice still covers every kind of task; the
-    result keeps the suites' order. ``limit`` None or 0: no limit.
-
-    Args:
-        tasks: The tasks to choose from, in the suites' order.
-        patterns: Task ids or categories, shell-style (``"lh-kitchen*"``, ``"search"``); None: every task.
-        limit: At most this many tasks, taken category by category; None or 0: no limit.
-
-    Examples:
-        >>> tasks = load_tasks(["lares-home"])
-        >>> [t.id for t in select_tasks(tasks, ["lh-kitchen*"])]
-        ['lh-kitchen-on', 'lh-kitchen-and-bedroom']
-        >>> picked = select_tasks(tasks, limit=9)
-        >>> len(picked), len({t.category for t in picked}) == len({t.category for t in tasks})
-        (9, True)
-    """
-    if patterns:
-        tasks = [t for t in tasks if any(fnmatch.fnmatchcase(t.id, p) or fnmatch.fnmatchcase(t.category, p)
-                                         for p in patterns)]
-    if not limit or limit >= len(tasks):
-        return list(tasks)
-    by_category: dict[str, list[int]] = {}  # category -> task positions, in order
-    for i, task in enumerate(tasks):
-        by_category.setdefault(task.category, []).append(i)
-    chosen: list[int] = []
-    for rank in range(max(len(v) for v in by_category.values())):
-        chosen += [v[rank] for v in by_category.values() if rank < len(v)]
-    return [tasks[i] for i in sorted(chosen[:limit])]
 
 
 def _per_episode(clients: dict[str, Any]) -> dict[str, Any]:

@@ -3,3 +3,19 @@ API's tools, and the languages of its sentence templates.
 
 Taught in ``17_home_assistant``.
 """
+
+from __future__ import annotations
+
+from ..lazy_exports import lazy_exports
+
+# Public names, each imported from its module when first asked for (lazy_exports)
+_LAZY = {
+    "entity_ids": "lares_kit.ha.context",
+    "static_context": "lares_kit.ha.context",
+    "to_ha": "lares_kit.ha.domains",
+    "intents_for": "lares_kit.ha.languages",
+    "known_languages": "lares_kit.ha.languages",
+    "responses_for": "lares_kit.ha.languages",
+}
+__all__ = ["entity_ids", "static_context", "to_ha", "intents_for", "known_languages", "responses_for"]
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

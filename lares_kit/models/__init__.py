@@ -53,17 +53,33 @@ This package does not import the home, the worlds, the tools or the safety
 policy: the offline model knows only what a request tells it.
 """
 
+from ..lazy_exports import lazy_exports
 from .client import load_api_key, make_async_client, make_client, resolve_model
 from .endpoints import OFFLINE_BASE_URL, MissingAPIKey
 from .tokens import count_request, count_tokens
 
-__all__ = [
-                     "OFFLINE_BASE_URL",
-                     "MissingAPIKey",
-                     "count_request",
-                     "count_tokens",
-                     "load_api_key",
-                     "make_async_client",
-                     "make_client",
-                     "resolve_model",
-]
+__all__ = ["OFFLINE_BASE_URL", "MissingAPIKey", "count_request", "count_tokens", "load_api_key", "make_async_client",
+           "make_client", "resolve_model", "FAULTS", "chaos_client", "Faults", "gguf_path", "CONSTRAINED",
+           "LocalStats", "UNCONSTRAINED", "default_threads", "get_local_model", "local_available", "call_schema",
+           "recognise_intent", "recognize", "read_request", "understand", "ModelServer"]
+
+# More public names, each imported from its module when first asked for
+_LAZY = {
+    "FAULTS": "lares_kit.models.faults.chaos",
+    "chaos_client": "lares_kit.models.faults.chaos",
+    "Faults": "lares_kit.models.faults.endpoint",
+    "gguf_path": "lares_kit.models.local.catalog",
+    "CONSTRAINED": "lares_kit.models.local.llama",
+    "LocalStats": "lares_kit.models.local.llama",
+    "UNCONSTRAINED": "lares_kit.models.local.llama",
+    "default_threads": "lares_kit.models.local.llama",
+    "get_local_model": "lares_kit.models.local.llama",
+    "local_available": "lares_kit.models.local.llama",
+    "call_schema": "lares_kit.models.local.prompt",
+    "recognise_intent": "lares_kit.models.offline.ha.recognizer",
+    "recognize": "lares_kit.models.offline.ha.recognizer",
+    "read_request": "lares_kit.models.offline.reading",
+    "understand": "lares_kit.models.offline.understanding",
+    "ModelServer": "lares_kit.models.serving.server",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

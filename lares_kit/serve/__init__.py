@@ -22,18 +22,16 @@ web stack load only when a server or a client is made.
 
 from __future__ import annotations
 
-from typing import Any
+from ..lazy_exports import lazy_exports
 
-__all__ = ["mcp_tools", "HomeService"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "mcp_tools":
-        from .client import mcp_tools
-
-        return mcp_tools
-    if name == "HomeService":
-        from .service import HomeService
-
-        return HomeService
-    raise AttributeError(name)
+# Public names, each imported from its module when first asked for (lares_kit.lazy_exports)
+_LAZY = {
+    "HomeServer": "lares_kit.serve.app",
+    "LocalBroker": "lares_kit.serve.broker",
+    "NoBroker": "lares_kit.serve.broker",
+    "mcp_tools": "lares_kit.serve.client",
+    "MqttBridge": "lares_kit.serve.mqtt",
+    "HomeService": "lares_kit.serve.service",
+}
+__all__ = ["mcp_tools", "HomeService", "HomeServer", "LocalBroker", "NoBroker", "MqttBridge"]
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -13,6 +13,18 @@ The AgentApp runs each instruction through the runner it is given
 * :mod:`.app` -- :class:`AgentApp`, the Lares demo UI; :mod:`.snapshot` draws it as one picture
 """
 
+from ..lazy_exports import lazy_exports
 from .drawing import describe_home, draw_home, render_png, room_layout, room_lit
 
-__all__ = ["draw_home", "render_png", "describe_home", "room_layout", "room_lit"]
+__all__ = ["draw_home", "render_png", "describe_home", "room_layout", "room_lit", "AgentApp", "EXAMPLES", "HomeMap",
+           "SearchReplay", "replay_frames"]
+
+# More public names, each imported from its module when first asked for
+_LAZY = {
+    "AgentApp": "lares_kit.widgets.app",
+    "EXAMPLES": "lares_kit.widgets.app",
+    "HomeMap": "lares_kit.widgets.homemap",
+    "SearchReplay": "lares_kit.widgets.replay",
+    "replay_frames": "lares_kit.widgets.replay",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..home.graph import Home
+from ...home.graph import Home
 
 __all__ = ["Claim", "ClaimCheck", "check_claims", "check_episode", "state_diff"]
 
@@ -412,7 +412,7 @@ def check_episode(episode: Any, home: Home | None = None) -> ClaimCheck:
         ([], False)
     """
     if home is None:
-        from ..home.worlds import load_world
+        from ...home.worlds import load_world
 
         home = load_world(episode.world)
     before = {d: dict(s) for d, s in ((episode.initial_state or {}).get("devices") or {}).items()}
