@@ -8,8 +8,8 @@ import pytest
 
 from lares_kit import load_world
 from lares_kit.agents import run_agent
+from lares_kit.agents.agent_run import MAX_TOKENS
 from lares_kit.agents.react import REFUSED
-from lares_kit.agents.shared import MAX_TOKENS
 from lares_kit.episode_steps import Error
 from lares_kit.models import make_client
 

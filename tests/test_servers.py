@@ -7,8 +7,8 @@ from fakes import FakeClient, call, decide
 
 from lares_kit import load_world
 from lares_kit.agents import run_agent
+from lares_kit.agents.agent_run import MAX_TOKENS
 from lares_kit.agents.prompts import REASONING_MAX_CHARS
-from lares_kit.agents.shared import MAX_TOKENS
 from lares_kit.errors import LaresError
 from lares_kit.models.servers import PROFILES, ServerProfile, refused_format, server_profile
 

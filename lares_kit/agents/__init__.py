@@ -2,7 +2,7 @@
 
 Taught in ``notebooks/03_function_calling_loop.ipynb`` onwards. :data:`AGENTS`
 maps an agent name to its :class:`~lares_kit.agents.registry.AgentSpec`: its
-loop, one function over an :class:`~lares_kit.agents.shared.AgentRun` that
+loop, one function over an :class:`~lares_kit.agents.agent_run.AgentRun` that
 fits on one screen, and what the design needs around it:
 
 * ``function-calling`` -- all tools offered, the model picks
@@ -34,10 +34,10 @@ from ..home.graph import Home
 from ..knowledge.modes import resolve_format
 from ..lazy_exports import lazy_exports
 from ..tools.users import NoUser, User
+from .agent_run import AgentRun, Listener, ModelFailed
 from .dialects import TOOL_SETS, check_tool_set, start_episode
 from .prompts import prompt_style as get_style
 from .registry import AGENTS, DEFAULT_MAX_STEPS, AgentSpec, get_agent
-from .shared import AgentRun, Listener, ModelFailed
 
 __all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "TOOL_SETS", "AgentSpec", "run_agent", "get_agent", "AgentRun",
            "run_function_calling", "run_intent_action", "GOAL_PROMPT", "PROMPT_STYLES", "ROLE_PROMPT",

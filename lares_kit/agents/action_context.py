@@ -31,8 +31,8 @@ import typing
 from typing import Any, Callable
 
 from ..tools.schema import INJECTED, DeviceId, LightId, RoomId
+from .agent_run import AgentRun
 from .prompts import ACTION_PROMPT
-from .shared import AgentRun
 
 __all__ = ["FULL_CONTEXT", "knowledge_needs", "action_messages"]
 

@@ -34,8 +34,8 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
+from .agent_run import EMPTY_REPLY, NO_CALL, AgentRun
 from .prompts import forced
-from .shared import EMPTY_REPLY, NO_CALL, AgentRun
 
 __all__ = ["ask_forced", "json_call", "IGNORED", "CALL_NOW"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import LaresError
-from .shared import AgentRun, RequestOptions
+from .agent_run import AgentRun, RequestOptions
 
 __all__ = ["run_function_calling", "FunctionCallingOptions"]
 

@@ -28,9 +28,9 @@ from typing import Any
 
 from ..episode_steps import Intent
 from .action_context import action_messages
+from .agent_run import AgentRun
 from .forced_choice import ask_forced
 from .prompts import decide_schema
-from .shared import AgentRun
 
 __all__ = ["run_intent_action", "read_intent"]
 

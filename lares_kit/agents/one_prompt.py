@@ -37,8 +37,8 @@ from ..errors import LaresError
 from ..home.devices import attributes_of
 from ..home.graph import Home
 from ..tools.toolbox import Toolbox, default_tools
+from .agent_run import AgentRun, _json_object
 from .dialects import dialect_tools
-from .shared import AgentRun, _json_object
 
 __all__ = ["HA_READERS", "ONE_PROMPT_ROLE", "ONE_PROMPT_TOOLS", "device_api_text", "one_prompt_setup", "run_one_prompt"]
 

@@ -47,8 +47,8 @@ from ..episode_steps import Action, Thought, ToolCall
 from ..errors import LaresError
 from ..ha.tools import HA_API_PROMPT
 from ..sentences.markers import source_line, speaker_line
+from .agent_run import MAX_TOKENS, AgentRun, ModelFailed, RequestOptions, house_rules_of, where_line
 from .react_parser import POLICIES, Parsed, ignored_note, parse_actions, parse_thought
-from .shared import MAX_TOKENS, AgentRun, ModelFailed, RequestOptions, house_rules_of, where_line
 
 __all__ = ["ReactOptions", "run_react", "run_react_parallel", "describe_tools", "prompt_a", "prompt_b",
            "action_format", "executor_request", "rounds", "MAX_ITERATIONS", "ACTION_FORMATS"]

@@ -1,7 +1,7 @@
 """The agent designs, one small spec each: what :func:`~lares_kit.agents.run_agent` builds around a loop.
 
 Taught in ``notebooks/03_function_calling_loop.ipynb`` onwards. A loop is
-one function over an :class:`~lares_kit.agents.shared.AgentRun`; its
+one function over an :class:`~lares_kit.agents.agent_run.AgentRun`; its
 :class:`AgentSpec` says what else the design is: its step limit, the
 knowledge modes and formats it can take, whether it always keeps a memory,
 whether a second model writes its actions, which options it reads, and how
@@ -28,13 +28,13 @@ from ..knowledge.modes import KNOWLEDGE_FORMATS, get_live_context, use_id_enums
 from ..memory.agent_memory import MEMORY_TOOLS, Memory, MemoryStore
 from ..sentences.markers import source_line, speaker_line
 from ..tools.toolbox import Toolbox, default_tools
+from .agent_run import AgentRun, RequestOptions, house_rules_of, where_line
 from .dialects import HA_ROLE_PROMPT, dialect_tools
 from .function_calling import FunctionCallingOptions, run_function_calling
 from .intent_action import run_intent_action
 from .one_prompt import one_prompt_setup, run_one_prompt
 from .react import MAX_ITERATIONS, ReactOptions, run_react, run_react_parallel
 from .sage import run_sage, sage_setup
-from .shared import AgentRun, RequestOptions, house_rules_of, where_line
 
 __all__ = ["AgentSpec", "AGENTS", "DEFAULT_MAX_STEPS", "get_agent", "lares_setup"]
 

@@ -67,9 +67,9 @@ from ..persistent.monitor import PERSISTENT_TOOLS
 from ..sentences.markers import speaker_line
 from ..tools.toolbox import StopRun, Toolbox, ask_user, halt, read_device, set_device
 from ..tools.users import NoUser
+from .agent_run import AgentRun, ModelFailed, house_rules_of, where_line
 from .dialects import start_episode
 from .function_calling import FunctionCallingOptions, run_function_calling
-from .shared import AgentRun, ModelFailed, house_rules_of, where_line
 
 __all__ = ["run_sage", "sage_setup", "SageTree", "SubAgentFailed", "COORDINATOR_PROMPT", "SUB_AGENTS",
            "SUB_AGENT_MAX_STEPS", "UNDOCUMENTED", "CONFIRM_PROMPT", "HA_DEVICE_PROMPT"]

@@ -24,22 +24,37 @@ True
 """
 
 from ..lazy_exports import lazy_exports
-from .judging.checks import CheckResult, Outcome, run_checks
-from .judging.oracle import oracle_plan, oracle_steps
-from .report import format_table, plot, summarize
-from .runner import RESULT_KEYS, BenchRun, run_bench
-from .scene import Scene, set_stage
-from .suites.generated import generate_tasks
-from .suites.ha_dataset import HADataset, import_ha, load_ha_dataset
-from .suites.tasks import CATEGORIES, Task, TaskError, load_suite, load_tasks, task_home
 
 __all__ = ["CATEGORIES", "HADataset", "RESULT_KEYS", "BenchRun", "CheckResult", "Outcome", "Scene", "Task",
            "TaskError", "format_table", "generate_tasks", "import_ha", "load_ha_dataset", "load_suite", "load_tasks",
            "oracle_plan", "oracle_steps", "plot", "run_bench", "run_checks", "set_stage", "task_home", "summarize",
            "Event", "play_events", "collateral", "pass_hat_k", "wilson_interval", "select_tasks", "Expect", "Setup"]
 
-# More public names, each imported from its module when first asked for
+# Public names, each imported from its module when first asked for (lares_kit.lazy_exports)
 _LAZY = {
+    "CheckResult": "lares_kit.bench.judging.checks",
+    "Outcome": "lares_kit.bench.judging.checks",
+    "run_checks": "lares_kit.bench.judging.checks",
+    "oracle_plan": "lares_kit.bench.judging.oracle",
+    "oracle_steps": "lares_kit.bench.judging.oracle",
+    "format_table": "lares_kit.bench.report",
+    "plot": "lares_kit.bench.report",
+    "summarize": "lares_kit.bench.report",
+    "RESULT_KEYS": "lares_kit.bench.runner",
+    "BenchRun": "lares_kit.bench.runner",
+    "run_bench": "lares_kit.bench.runner",
+    "Scene": "lares_kit.bench.scene",
+    "set_stage": "lares_kit.bench.scene",
+    "generate_tasks": "lares_kit.bench.suites.generated",
+    "HADataset": "lares_kit.bench.suites.ha_dataset",
+    "import_ha": "lares_kit.bench.suites.ha_dataset",
+    "load_ha_dataset": "lares_kit.bench.suites.ha_dataset",
+    "CATEGORIES": "lares_kit.bench.suites.tasks",
+    "Task": "lares_kit.bench.suites.tasks",
+    "TaskError": "lares_kit.bench.suites.tasks",
+    "load_suite": "lares_kit.bench.suites.tasks",
+    "load_tasks": "lares_kit.bench.suites.tasks",
+    "task_home": "lares_kit.bench.suites.tasks",
     "Event": "lares_kit.bench.events",
     "play_events": "lares_kit.bench.events",
     "collateral": "lares_kit.bench.judging.collateral",

@@ -29,7 +29,7 @@ stale. Nothing happens after the action that ends an episode.
 A home holds its events in a :class:`Schedule` (``home.during``, None when it
 has none: such a home never moves its clock nor records anything here).
 :func:`play` runs them after each action; every agent design calls it from
-the one place all calls go through (:meth:`lares_kit.agents.shared.AgentRun.call`),
+the one place all calls go through (:meth:`lares_kit.agents.agent_run.AgentRun.call`),
 which records each as a :class:`~lares_kit.episode_steps.Meanwhile` step -- so they
 happen at the same point of the home's clock in every design, executor and
 replay. This module plays events (reading them from files is :mod:`lares_kit.home.during_files`); it runs no agent.

@@ -43,8 +43,8 @@ What is where: the rule-based model is the subpackage :mod:`.offline` (its
 rules, nothing else). Around it, the parts any model uses: :mod:`.client`
 (``make_client``) and :mod:`.endpoints` (which names are offline, a remote
 model's key), :mod:`.transport` (the SDK's HTTP answered in process),
-:mod:`.wire` and :mod:`.wire_checks` (the Chat Completions protocol),
-:mod:`.server` (``lares serve-model``), :mod:`.tokens`, :mod:`.chaos` (broken
+:mod:`.serving.wire` and :mod:`.serving.wire_checks` (the Chat Completions protocol),
+:mod:`.serving.server` (``lares serve-model``), :mod:`.tokens`, :mod:`.faults.chaos` (broken
 replies on purpose) and :mod:`.local` (a real small model). The agent loops,
 the bench and the notebooks use the client side: ``make_client``,
 ``resolve_model``, the token counts.
@@ -54,17 +54,22 @@ policy: the offline model knows only what a request tells it.
 """
 
 from ..lazy_exports import lazy_exports
-from .client import load_api_key, make_async_client, make_client, resolve_model
-from .endpoints import OFFLINE_BASE_URL, MissingAPIKey
-from .tokens import count_request, count_tokens
 
 __all__ = ["OFFLINE_BASE_URL", "MissingAPIKey", "count_request", "count_tokens", "load_api_key", "make_async_client",
            "make_client", "resolve_model", "FAULTS", "chaos_client", "Faults", "gguf_path", "CONSTRAINED",
            "LocalStats", "UNCONSTRAINED", "default_threads", "get_local_model", "local_available", "call_schema",
            "recognise_intent", "recognize", "read_request", "understand", "ModelServer"]
 
-# More public names, each imported from its module when first asked for
+# Public names, each imported from its module when first asked for (lares_kit.lazy_exports)
 _LAZY = {
+    "load_api_key": "lares_kit.models.client",
+    "make_async_client": "lares_kit.models.client",
+    "make_client": "lares_kit.models.client",
+    "resolve_model": "lares_kit.models.client",
+    "OFFLINE_BASE_URL": "lares_kit.models.endpoints",
+    "MissingAPIKey": "lares_kit.models.endpoints",
+    "count_request": "lares_kit.models.tokens",
+    "count_tokens": "lares_kit.models.tokens",
     "FAULTS": "lares_kit.models.faults.chaos",
     "chaos_client": "lares_kit.models.faults.chaos",
     "Faults": "lares_kit.models.faults.endpoint",

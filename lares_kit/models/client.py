@@ -14,7 +14,7 @@ and ``docs/models.md``.
   Qwen2.5-Coder-1.5B-Instruct, with its own chat template, constrained
   (:mod:`.local`; needs the ``[local]`` extra: ``make local``).
 * ``"replay:DIR"``: the replies recorded in the folder DIR, with no model
-  and no key (:mod:`.replay`); ``make_client(model, record=DIR)`` records
+  and no key (:mod:`~lares_kit.models.recording.replay`); ``make_client(model, record=DIR)`` records
   any model's requests and replies there.
 * any other name: the endpoint in ``OPENAI_BASE_URL`` (default OpenAI) with
   the key in ``OPENAI_API_KEY``. No key:
@@ -73,9 +73,9 @@ def make_client(model: str | None = None, *, max_retries: int = 2, timeout: floa
 
     ``latency`` (offline only) waits that many seconds before each reply.
     ``"chaos:<model>@<rate>"`` (e.g. ``chaos:offline@0.2``) is ``model`` with
-    that share of its replies broken on purpose (:mod:`.chaos`);
+    that share of its replies broken on purpose (:mod:`~lares_kit.models.faults.chaos`);
     ``"replay:DIR"`` answers from a recording, and ``record=DIR`` makes one
-    (:mod:`.replay`). Other keyword arguments go to ``openai.OpenAI``.
+    (:mod:`~lares_kit.models.recording.replay`). Other keyword arguments go to ``openai.OpenAI``.
 
     Args:
         model: the model name: ``"offline"``, ``"local"``, ``"chaos:<model>@<rate>"``, ``"replay:DIR"`` or a

@@ -1,7 +1,7 @@
 """Where a model name points: the offline model in process, or a remote endpoint that needs a key.
 
 The few names and rules that :mod:`.client` (``make_client``) and
-:mod:`.chaos` (``chaos_client``, which wraps either kind) both need, so that
+:mod:`~lares_kit.models.faults.chaos` (``chaos_client``, which wraps either kind) both need, so that
 neither has to import the other's internals: the names the offline model
 answers to, the base URL of the in-process client, and how a remote model's
 key and base URL are found. It builds no client itself.

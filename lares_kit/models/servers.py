@@ -15,7 +15,7 @@ refuse or ignore parts of a request:
 * OpenAI, vLLM and LM Studio accept all of it.
 
 A :class:`ServerProfile` says which of these a server does; the one
-model-call path of the agents (:meth:`lares_kit.agents.shared.AgentRun.request`)
+model-call path of the agents (:meth:`lares_kit.agents.agent_run.AgentRun.request`)
 applies it. It is declared (``LARES_SERVER=llamacpp``, ``lares run --server
 llamacpp``) or learned during a run: a server that refuses a
 ``response_format`` kind, or ignores a forced choice, gets a profile without

@@ -19,7 +19,7 @@ What an MCP client sees:
 
 Every call goes through the :class:`~.service.HomeService`, so the home's
 safety policy applies, with the source of the caller's token over HTTP
-(:mod:`.guard`) and the server's own over stdio.
+(:mod:`~lares_kit.models.serving.guard`) and the server's own over stdio.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ The layout is stable per world: a ``layout`` key in the world file
 (``{room id: [x, y]}``) wins; otherwise rooms are laid out in columns by
 distance from the best-connected central room (:func:`room_layout`, in
 :mod:`.layout` with the other placing decisions). Every word is sized to
-stay inside its room box, measured in points (:mod:`.fitting`): no
+stay inside its room box, measured in points (:mod:`.text_fitting`): no
 ``tight_layout`` moves the map after the sizes are chosen, so the figure is
 built with room for its title and legend from the start.
 """
@@ -31,8 +31,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
 from ..home.graph import Home
-from .fitting import text_width, wrap
 from .layout import LABEL_LINE, LINE, PAD, box_size, map_area, map_limits, plan_labels, room_labels, room_layout
+from .text_fitting import text_width, wrap
 
 __all__ = ["LIT", "DARK", "room_layout", "room_lit", "draw_home", "render_png", "describe_home",
            "legend_handles", "legend_height", "add_legend", "LEGEND_IN"]

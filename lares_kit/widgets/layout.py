@@ -22,7 +22,7 @@ from typing import Any
 import networkx as nx
 
 from ..home.graph import Home
-from .fitting import ELLIPSIS, fit_size, split_name, text_width
+from .text_fitting import ELLIPSIS, fit_size, split_name, text_width
 
 __all__ = ["NAME_PT", "LABEL_PT", "MIN_PT", "MIN_LABEL_PT", "LABEL_MODES", "Label", "LabelPlan", "room_layout",
            "box_size", "map_area", "map_limits", "room_labels", "plan_labels"]

@@ -31,8 +31,8 @@ from ..episode import Episode
 from ..episode_steps import Error, Final, Intent, Meanwhile, Question, ToolCall
 from ..home.graph import Home
 from .drawing import add_legend, draw_home, legend_handles, legend_height
-from .fitting import wrap
 from .layout import LABEL_MODES, LINE, box_size, map_area, map_limits, plan_labels, room_labels, room_layout
+from .text_fitting import wrap
 
 __all__ = ["Frame", "replay_frames", "draw_frames", "strip_shape", "SearchReplay"]
 

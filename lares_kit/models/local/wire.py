@@ -1,7 +1,7 @@
 """The local model behind the ``openai`` SDK: the Chat Completions wire, in process.
 
-Part of the local model (:mod:`.local`). Like the offline model's transport
-(:mod:`.transport`), an HTTP transport answers the SDK's real requests with
+Part of the local model (:mod:`~lares_kit.models.local.llama`). Like the offline model's transport
+(:mod:`~lares_kit.models.transport`), an HTTP transport answers the SDK's real requests with
 no socket: the body is checked by :func:`lares_kit.models.serving.wire.validate` (the
 same 400s as OpenAI), answered by llama.cpp, and returned as a
 ``chat.completion`` object with llama.cpp's own token counts in ``usage``.
@@ -23,7 +23,7 @@ each flag is there and what that server accepts). Gemma's file is
 tools); the server honours a forced call but reads no ``<tool_call>`` back
 from an ``auto`` reply, which comes back as text.
 
-This module is not the model: prompts, grammars and parsing are in :mod:`.local`.
+This module is not the model: prompts, grammars and parsing are in :mod:`~lares_kit.models.local.llama`.
 """
 
 from __future__ import annotations

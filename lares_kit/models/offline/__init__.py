@@ -91,16 +91,16 @@ own reads an instruction, ``hassil`` -- the recognizer of Home Assistant's
 built-in voice assistant -- matches it against the sentence templates of
 ``home-assistant-intents`` in the home's language (the knowledge's
 ``"language"``; English by default), with the rooms, devices and floors of
-the request as its slot lists (:mod:`.recognizer`). A recognized intent is a
+the request as its slot lists (:mod:`.ha.recognizer`). A recognized intent is a
 goal; where Home Assistant has a reply for it in that language, that reply is
-the final message (:mod:`.responses`). Only what hassil does not match goes to
+the final message (:mod:`.ha.responses`). Only what hassil does not match goes to
 the rules below: searches, conditions, memory, several commands in one
 sentence, loose wordings ("pop the light on"), refusals and hazards.
 
 **Two tool dialects.** A prompt with Home Assistant's *static context*
 instead of the world knowledge, and its intent tools (``HassTurnOn``,
 ``GetLiveContext``...) instead of the Lares tools, is read into the same
-beliefs and answered with intent calls (:mod:`.ha_reading`, :mod:`.request`).
+beliefs and answered with intent calls (:mod:`.ha.reading`, :mod:`.request`).
 
 Where each rule lives (one request flows top to bottom)
 --------------------------------------------------------
@@ -109,22 +109,22 @@ Where each rule lives (one request flows top to bottom)
   or plain text;
 * :mod:`.request` and :mod:`.reading` -- the request as
   :class:`~.reading.Beliefs` (the map, the instruction, the facts the history
-  established), in either dialect (:mod:`.ha_reading`);
-* :mod:`.recognizer` -- the first tier: hassil's intent as a
-  :class:`~.goals.Goal`, with :mod:`.responses` for Home Assistant's replies;
+  established), in either dialect (:mod:`.ha.reading`);
+* :mod:`.ha.recognizer` -- the first tier: hassil's intent as a
+  :class:`~.goals.Goal`, with :mod:`.ha.responses` for Home Assistant's replies;
 * :mod:`.vocabulary` -- the words of the home: rooms and devices named in an
   instruction, and how a message names a device;
 * :mod:`.understanding` -- the instruction as a :class:`~.understanding.Goal`;
-  the instruction shapes beyond one command in :mod:`.comfort`,
-  :mod:`.compound`, :mod:`.contradiction`, :mod:`.hazards`,
-  :mod:`.infeasible`, :mod:`.remembering`;
+  the instruction shapes beyond one command in :mod:`.request_kinds.comfort`,
+  :mod:`.compound`, :mod:`.request_kinds.contradiction`, :mod:`.request_kinds.hazards`,
+  :mod:`.request_kinds.infeasible`, :mod:`.request_kinds.remembering`;
 * :mod:`.planning` -- the next :class:`~.planning.Intention` (with
-  :mod:`.confirming` for a safety gate's question and :mod:`.live_context`
+  :mod:`.request_kinds.confirming` for a safety gate's question and :mod:`.request_kinds.live_context`
   for an overview without states);
 * :mod:`.calls` and :mod:`.formats` -- an intention as a call of the tools
   offered, or as ReAct / JSON text;
-* :mod:`.sage_rules` -- SAGE's tree of prompts (:mod:`.sage_reading`,
-  :mod:`.sage_devices`, :mod:`.sage_conditions`).
+* :mod:`.sage.rules` -- SAGE's tree of prompts (:mod:`.sage.reading`,
+  :mod:`.sage.devices`, :mod:`.sage.conditions`).
 """
 
 from .replying import FAULTY_MODEL, MODEL_NAME, Reply, respond

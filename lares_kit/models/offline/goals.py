@@ -1,7 +1,7 @@
 """What the offline model wants to achieve: a :class:`Goal`, made of :class:`Change` s.
 
 Part of the offline model (:mod:`lares_kit.models.offline`). The first tier
-(:mod:`.recognizer`, Home Assistant's recognizer) and the rules
+(:mod:`~lares_kit.models.offline.ha.recognizer`, Home Assistant's recognizer) and the rules
 (:mod:`.understanding` and the modules beside it) both turn an instruction
 into a Goal; :mod:`.planning` pursues it.
 """

@@ -1,7 +1,7 @@
 """The offline model's reply to one request: pick the mode, plan, and answer in it.
 
 Part of the offline model (the prompt contract is in :mod:`lares_kit.models.offline`).
-SAGE's prompts go to :mod:`.sage_rules`; everything else is read into
+SAGE's prompts go to :mod:`~lares_kit.models.offline.sage.rules`; everything else is read into
 beliefs (:mod:`.reading`), planned (:mod:`.planning`), and written as the
 request asks: a forced function, an intent tool's choice, tool calls
 (several at once when ``parallel_tool_calls`` allows), JSON for a

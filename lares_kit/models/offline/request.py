@@ -4,10 +4,10 @@ Part of the offline model (see :mod:`lares_kit.models.offline` for the
 prompt contract). :func:`read` is what every reply starts with: the request
 as :class:`~.reading.Beliefs`. A prompt with Home Assistant's static
 context (and its intent calls in the history) is read by
-:mod:`.ha_reading` into the same beliefs a Lares prompt gives, so the planner
+:mod:`~lares_kit.models.offline.ha.reading` into the same beliefs a Lares prompt gives, so the planner
 never needs to know which dialect it is in. One reading follows the dialect: a place and a kind with
 no name ("the light in the kitchen", several there) is every one of them in Home Assistant's,
-as its intents mean it, and a question in Lares's (:mod:`.recognizer`).
+as its intents mean it, and a question in Lares's (:mod:`~lares_kit.models.offline.ha.recognizer`).
 """
 
 from __future__ import annotations

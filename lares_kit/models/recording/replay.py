@@ -17,10 +17,10 @@ In Python: ``make_client(model, record=DIR)`` records (or
 clients), and ``make_client("replay:DIR")``, ``run_agent(...,
 model="replay:DIR")`` or ``LARES_MODEL=replay:DIR`` replay.
 
-Both work on the wire, like the chaos model (:mod:`.chaos`):
+Both work on the wire, like the chaos model (:mod:`~lares_kit.models.faults.chaos`):
 :class:`RecordingTransport` wraps the HTTP transport of whatever client the
 model's name builds -- the offline model, ``chaos:...``, ``local``, a remote
-endpoint -- and writes each request and its reply (:mod:`.recording` has the
+endpoint -- and writes each request and its reply (:mod:`~lares_kit.models.recording.sessions` has the
 file format); :class:`ReplayTransport` answers the ``openai`` SDK's real
 requests from the files. The SDK parses a replayed reply as it parsed the
 recorded one, so the usage, the tool calls and the errors -- a 429, a 500, a

@@ -16,7 +16,7 @@ the server reading others. Every wait -- for a body, a stall, the model, an
 intercept -- ends when the server stops (503, ``server_shutting_down``),
 which is why stopping takes well under 2 s.
 Errors are JSON in OpenAI's shape. This module does not parse HTTP
-(:mod:`.server_protocol`) or start anything (:mod:`.server`).
+(:mod:`~lares_kit.models.serving.protocol`) or start anything (:mod:`.server`).
 """
 
 from __future__ import annotations

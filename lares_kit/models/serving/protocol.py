@@ -14,7 +14,7 @@ connections alive and close idle ones; this subclass of uvicorn's
 * the app may hang up without replying, through the ``lares.hang_up`` scope
   extension: a callable that closes the connection (the ``drop`` fault).
 
-It does not read bodies (the app bounds those: :mod:`.server_app`) and does
+It does not read bodies (the app bounds those: :mod:`~lares_kit.models.serving.app`) and does
 not answer requests.
 """
 

@@ -5,7 +5,7 @@ bytes as the in-process transport (both call :func:`.wire.handle`), so other
 OpenAI-compatible tools can be pointed at the offline model and tests can
 drive the real SDK over real HTTP. It runs on uvicorn (HTTP parsing,
 keep-alive, a listen backlog of 2,048) with a Starlette app
-(:mod:`.server_app`) and a stricter HTTP protocol (:mod:`.server_protocol`):
+(:mod:`~lares_kit.models.serving.app`) and a stricter HTTP protocol (:mod:`~lares_kit.models.serving.protocol`):
 every malformed request gets a 4xx JSON error in OpenAI's shape within
 ``read_timeout`` seconds, slow or hostile clients do not hold up the
 others, and the server stops within a fraction of a second (Ctrl-C,
@@ -17,7 +17,7 @@ thread, use ``server.base_url``, and ``close()`` it (or use ``with``).
 ``(method, path, body) -> (status, headers, body) | None`` callable, run in
 a worker thread; it is where fault injection plugs in. :class:`Faults` is the
 one the toolkit ships (``lares serve-model --fault-rate 0.3 --faults
-429,500,timeout,drop``; :mod:`.faults`), and :class:`DropConnection`, raised
+429,500,timeout,drop``; :mod:`~lares_kit.models.faults.endpoint`), and :class:`DropConnection`, raised
 from an intercept, hangs up without a reply. The ``openai`` client retries
 429, 5xx, timeouts and dropped connections (``max_retries`` in
 :func:`lares_kit.models.make_client`) and then gives up; the agent ends with

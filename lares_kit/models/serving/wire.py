@@ -2,14 +2,14 @@
 
 Part of the offline model. :func:`handle` takes an HTTP method, path and raw
 body and returns a status, headers and body, exactly as an OpenAI-compatible
-server would; the in-process transport (:mod:`.transport`) and the HTTP
+server would; the in-process transport (:mod:`~lares_kit.models.transport`) and the HTTP
 server (:mod:`.server`) both call it, so the SDK sees the same bytes either
 way. It validates requests the way OpenAI does (:mod:`.wire_checks`: 400
 with an error body ``{"error": {"message", "type", "param", "code"}}``, 404
 ``model_not_found`` for a model it does not serve), applies ``stop``,
 ``max_tokens``/``max_completion_tokens`` and ``n``, counts ``usage`` with
-:mod:`.tokens` (the prompt tokens a cache would reuse as ``prompt_tokens_details.cached_tokens``,
-:mod:`.prompt_cache`), and streams (``stream: true``) as server-sent events.
+:mod:`~lares_kit.models.tokens` (the prompt tokens a cache would reuse as ``prompt_tokens_details.cached_tokens``,
+:mod:`~lares_kit.models.offline.prompt_cache`), and streams (``stream: true``) as server-sent events.
 
 Deterministic: the completion id and tool-call ids are hashes of the request,
 so the same request gets the same reply (only ``created`` differs, and the

@@ -6,7 +6,7 @@ instruction, ``hassil`` -- the recognizer of Home Assistant's built-in voice
 assistant -- matches it against the sentence templates of
 ``home-assistant-intents`` in the home's language, with slot lists built
 from what the request says about the home: **areas** from the rooms (names,
-ids, aliases, and for English the common synonyms of :mod:`.vocabulary`),
+ids, aliases, and for English the common synonyms of :mod:`~lares_kit.models.offline.vocabulary`),
 **names** from the devices (their names and aliases, alone and after their
 room's name: "Kitchen Light"), **floors** where the knowledge names them.
 A recognized intent becomes a :class:`~.goals.Goal`:
@@ -23,7 +23,7 @@ A recognized intent becomes a :class:`~.goals.Goal`:
 * state questions (``HassGetState``, ``HassClimateGetTemperature``) in a
   home that is not English, answered from what the agent knows with Home
   Assistant's own response in that language (English questions go to the
-  rules of :mod:`.understanding`, which name the devices).
+  rules of :mod:`~lares_kit.models.offline.understanding`, which name the devices).
 
 One device named where several fit ("turn on the light" in a home of lights)
 becomes a question; several fit a plural ("the lights") or "all": all of

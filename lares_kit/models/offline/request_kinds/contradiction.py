@@ -19,7 +19,7 @@ more sun comes in". The rules here:
    purpose;
 4. **act once**: a direction is *one* step (2 degrees). The planner is
    stateless and sees the conversation again every turn, so it must notice
-   that the step is already made -- :meth:`~.reading.Beliefs.value_set` --
+   that the step is already made -- :meth:`~lares_kit.models.offline.reading.Beliefs.value_set` --
    or "warmer" would raise the target again each turn, 19 -> 21 -> 23 ->
    ... until the home's limit.
 """

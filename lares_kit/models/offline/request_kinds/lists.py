@@ -1,7 +1,7 @@
 """Adding to a to-do or shopping list: "add oat milk to the shopping list", "put call mum on my tasks".
 
 Part of the offline model (:mod:`lares_kit.models.offline`). Home Assistant's
-recognizer (:mod:`.recognizer`) reads the list sentences its templates have,
+recognizer (:mod:`~lares_kit.models.offline.ha.recognizer`) reads the list sentences its templates have,
 with the list's exact name; this rule reads the looser English ones in a home
 that has lists (``todo`` devices): a verb of adding, the item, then "to" / "on"
 and the list, named by any word of its name ("my tasks" for Personal Tasks) or

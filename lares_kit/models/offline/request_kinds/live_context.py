@@ -11,7 +11,7 @@ has an empty ``state`` in its :class:`~.reading.Beliefs`; these rules:
   for the live context of each room the instruction names whose devices'
   states are unknown -- or, when it names none, of the robot's room (a
   search starts there). At most :data:`MAX_FETCHES` per task, each room once;
-* **merge** (with the other facts of the history, in :mod:`.reading`:
+* **merge** (with the other facts of the history, in :mod:`~lares_kit.models.offline.reading`:
   :func:`~.reading.merge_live_context`, :func:`~.reading.note_lit`): a
   ``get_live_context`` result (``... : {"<device id>": {state}, ...}``)
   fills in states that are still unknown, in history order, so a later "is

@@ -13,7 +13,7 @@ It also lists and cancels conditions. Triggers it understands: opening or
 closing, switching on or off, locking or unlocking, finishing (a
 dishwasher), a temperature going above or below a number, and a time
 ("every evening at 7", "at 6:30 on weekdays", "in ten minutes":
-:mod:`.sage_schedules`).
+:mod:`~lares_kit.models.offline.sage.schedules`).
 """
 
 from __future__ import annotations
