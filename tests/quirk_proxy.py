@@ -21,7 +21,7 @@ Each quirk copies a behaviour measured on, or reported for, a real server
   system message starts with this text (``"You are SAGE's device agent"``:
   one sub-agent), ``fail_times`` times;
 * ``context`` -- a context window: a request whose messages and tools count
-  as many tokens or more (:func:`lares_kit.models.tokens.count_request`) is
+  as many tokens or more (:func:`lares_kit.knowledge.tokens.count_request`) is
   refused with llama-cpp-python's 400 ``context_length_exceeded``.
 
 An unreachable server needs no proxy: :func:`closed_port_url` is a loopback
@@ -63,8 +63,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from lares_kit.knowledge.tokens import count_request
 from lares_kit.models.serving.server import ModelServer
-from lares_kit.models.tokens import count_request
 
 __all__ = ["Quirks", "QuirkProxy", "closed_port_url", "NULL_CONTENT_ERROR", "JSON_SCHEMA_ERROR"]
 

@@ -18,7 +18,7 @@ from lares_kit.episode import KNOWLEDGE_MODES
 from lares_kit.episode_steps import Action, Final, Thought
 from lares_kit.errors import LaresError
 from lares_kit.knowledge.modes import KNOWLEDGE_FORMATS
-from lares_kit.models.tokens import count_request
+from lares_kit.knowledge.tokens import count_request
 
 HALT = call("halt", message_to_user="Done.")
 

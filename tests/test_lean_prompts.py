@@ -21,11 +21,11 @@ from lares_kit.home.worlds import parse_world, world_paths
 from lares_kit.knowledge.formats import parse_outline, render_compact, render_outline, slice_knowledge
 from lares_kit.knowledge.modes import knowledge_prompt, resolve_format
 from lares_kit.knowledge.retrieval import relevant_rooms
+from lares_kit.knowledge.tokens import REPLY_PRIMING, count_request, count_tokens
 from lares_kit.models import make_client
 from lares_kit.models.offline.prompt_cache import PromptCache
 from lares_kit.models.offline.reading import read_request
 from lares_kit.models.offline.replying import respond, stated_call
-from lares_kit.models.tokens import REPLY_PRIMING, count_request, count_tokens
 from lares_kit.tools.schema import short_schema
 from lares_kit.tools.toolbox import Toolbox
 from lares_kit.tools.users import ScriptedUser

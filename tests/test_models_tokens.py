@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lares_kit import Toolbox, load_world
-from lares_kit.models import tokens
-from lares_kit.models.tokens import (
+from lares_kit.knowledge import tokens
+from lares_kit.knowledge.tokens import (
     count_reply,
     count_request,
     count_tokens,

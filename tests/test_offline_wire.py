@@ -10,9 +10,9 @@ import openai
 import pytest
 
 from lares_kit import ScriptedUser, Toolbox, load_world
+from lares_kit.knowledge.tokens import count_request
 from lares_kit.models import make_async_client, make_client
 from lares_kit.models.serving.wire import handle
-from lares_kit.models.tokens import count_request
 
 
 @pytest.fixture(scope="module")

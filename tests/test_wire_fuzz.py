@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lares_kit import Toolbox, load_world
+from lares_kit.knowledge.tokens import count_tokens
 from lares_kit.models.serving.wire import handle, words_within
-from lares_kit.models.tokens import count_tokens
 
 HOME = load_world("lares-home")
 TOOLS = Toolbox(HOME).schemas()

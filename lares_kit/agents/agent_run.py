@@ -199,7 +199,7 @@ class AgentRun:
         ``temperature``, unless ``params`` set them; the messages are made fit
         for the run's server. Usage is recorded under ``phase``; a server that
         sends none has the request counted here (a documented estimate,
-        :func:`lares_kit.models.tokens.count_request`). Raises
+        :func:`lares_kit.knowledge.tokens.count_request`). Raises
         :class:`ModelFailed` if the request fails.
         """
         client = (self.executor_client or self.client) if executor else self.client
@@ -230,7 +230,7 @@ class AgentRun:
             prompt, completion = usage.prompt_tokens or 0, usage.completion_tokens or 0
             cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None) or 0
         else:  # some local servers send no usage; count the request ourselves
-            from ..models.tokens import count_request
+            from ..knowledge.tokens import count_request
 
             prompt, completion = count_request(messages, params.get("tools")), 0
         self.episode.llm_calls.append(LLMCall(phase, turn, prompt, completion, time.perf_counter() - start,

@@ -56,6 +56,7 @@ from .formats import (
     slice_knowledge,
 )
 from .retrieval import NEIGHBOURS, relevant_rooms, retrieved_part
+from .tokens import count_tokens
 
 __all__ = ["KNOWLEDGE_MODES", "KNOWLEDGE_FORMATS", "AUTO_TOKENS", "AUTO_IDS", "ENUM_LIMIT", "resolve_format",
            "LIVE_LIMIT", "PROMPT_TOKENS_AT_MOST",
@@ -118,8 +119,6 @@ def resolve_format(home: Home, fmt: str) -> str:
         return fmt
     if home.graph.number_of_nodes() + len(home.devices) > AUTO_IDS:
         return "retrieval"
-    from ..models.tokens import count_tokens  # here: lares_kit.models loads the openai SDK
-
     return "outline" if count_tokens(render_outline(home.knowledge())) <= AUTO_TOKENS else "retrieval"
 
 

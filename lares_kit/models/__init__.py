@@ -44,10 +44,10 @@ rules, nothing else). Around it, the parts any model uses: :mod:`.client`
 (``make_client``) and :mod:`.endpoints` (which names are offline, a remote
 model's key), :mod:`.transport` (the SDK's HTTP answered in process),
 :mod:`.serving.wire` and :mod:`.serving.wire_checks` (the Chat Completions protocol),
-:mod:`.serving.server` (``lares serve-model``), :mod:`.tokens`, :mod:`.faults.chaos` (broken
+:mod:`.serving.server` (``lares serve-model``), :mod:`.faults.chaos` (broken
 replies on purpose) and :mod:`.local` (a real small model). The agent loops,
 the bench and the notebooks use the client side: ``make_client``,
-``resolve_model``, the token counts.
+``resolve_model``, the token counts (:mod:`lares_kit.knowledge.tokens`).
 
 This package does not import the home, the worlds, the tools or the safety
 policy: the offline model knows only what a request tells it.
@@ -68,8 +68,8 @@ _LAZY = {
     "resolve_model": "lares_kit.models.client",
     "OFFLINE_BASE_URL": "lares_kit.models.endpoints",
     "MissingAPIKey": "lares_kit.models.endpoints",
-    "count_request": "lares_kit.models.tokens",
-    "count_tokens": "lares_kit.models.tokens",
+    "count_request": "lares_kit.knowledge.tokens",
+    "count_tokens": "lares_kit.knowledge.tokens",
     "FAULTS": "lares_kit.models.faults.chaos",
     "chaos_client": "lares_kit.models.faults.chaos",
     "Faults": "lares_kit.models.faults.endpoint",

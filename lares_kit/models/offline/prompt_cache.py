@@ -8,7 +8,7 @@ previous request's KV cache and reuses the part of the new prompt that starts
 the same way. The offline model reports the same field, worked out exactly
 (no 1,024-token minimum, no 128-token steps): the longest common start, in
 tokens, of this request and the previous request *of the same conversation*
-(:func:`lares_kit.models.tokens.shared_prefix`, which lays a request out as
+(:func:`lares_kit.knowledge.tokens.shared_prefix`, which lays a request out as
 servers do: the tools first, then the messages).
 
 A conversation is named by the request's ``prompt_cache_key`` -- OpenAI's
@@ -27,7 +27,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from ..tokens import Segment, request_segments, shared_prefix
+from ...knowledge.tokens import Segment, request_segments, shared_prefix
 
 __all__ = ["CONVERSATIONS", "PromptCache", "PROMPT_CACHE"]
 

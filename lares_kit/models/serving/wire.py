@@ -8,7 +8,7 @@ way. It validates requests the way OpenAI does (:mod:`.wire_checks`: 400
 with an error body ``{"error": {"message", "type", "param", "code"}}``, 404
 ``model_not_found`` for a model it does not serve), applies ``stop``,
 ``max_tokens``/``max_completion_tokens`` and ``n``, counts ``usage`` with
-:mod:`~lares_kit.models.tokens` (the prompt tokens a cache would reuse as ``prompt_tokens_details.cached_tokens``,
+:mod:`~lares_kit.knowledge.tokens` (the prompt tokens a cache would reuse as ``prompt_tokens_details.cached_tokens``,
 :mod:`~lares_kit.models.offline.prompt_cache`), and streams (``stream: true``) as server-sent events.
 
 Deterministic: the completion id and tool-call ids are hashes of the request,
@@ -27,9 +27,9 @@ import json
 import time
 from typing import Any
 
+from ...knowledge.tokens import count_reply, count_tokens
 from ..offline import FAULTY_MODEL, MODEL_NAME, Reply, respond
 from ..offline.prompt_cache import PROMPT_CACHE
-from ..tokens import count_reply, count_tokens
 from .wire_checks import WireError, error_body, parse, validate
 
 __all__ = ["SERVED_MODELS", "WireError", "completion", "error_body", "handle", "validate", "words_within"]
