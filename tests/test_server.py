@@ -120,7 +120,7 @@ def test_its_url_stays_readable_once_it_has_stopped():
 
 
 def test_three_scenarios_over_http(server):
-    from test_offline_scenarios import drive
+    from drivers import drive
 
     client = openai.OpenAI(base_url=server.base_url, api_key="unused", max_retries=0, timeout=10)
     home = load_world("lares-home")
