@@ -29,7 +29,7 @@ lab: $(STAMP)  ## open JupyterLab on the first notebook
 # - chromium: the browser test drives it through Playwright (Playwright's own download is not used);
 # - faketime: the notebooks run on a date years ahead, so no checked output can hold today's date;
 # - mosquitto: the MQTT door of `lares serve-home` is tested against a real broker. Each test starts its
-#   own on a free loopback port with its own config (tests/test_serve_mqtt.py): the package's service
+#   own on a free loopback port with its own config (tests/system/test_serve_mqtt.py): the package's service
 #   (port 1883, started only where systemd runs) is neither used nor needed.
 SYSTEM_PROGRAMS := $(CHROMIUM) /usr/bin/faketime /usr/sbin/mosquitto
 

@@ -8,7 +8,7 @@ Measured in one run:
   says what the toolkit adds on top of it (DESIGN.md: openai, matplotlib and
   ipywidgets are imported lazily);
 * **notebooks**: every ``notebooks/*.ipynb`` run by nbval exactly as
-  ``tests/test_notebooks.py`` runs them (its ``LOCAL_NOTEBOOKS``, which need a
+  ``tests/system/test_notebooks.py`` runs them (its ``LOCAL_NOTEBOOKS``, which need a
   real local model, left out as there), on a copy in a temporary folder (the
   saved notebooks are never re-written). ``--no-notebooks`` skips it.
 
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BUDGET_SECONDS = 120  # tests/test_notebooks.py's budget for all notebooks
+BUDGET_SECONDS = 120  # tests/system/test_notebooks.py's budget for all notebooks
 
 
 def process_seconds(code: str, repeat: int) -> float:

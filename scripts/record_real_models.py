@@ -15,7 +15,7 @@ the session file that episode left half-written. Small models on 2 CPU cores tak
 episode runs to its step limit (8): the whole plan takes about an hour and a half.
 
 When prompts, tools or worlds change, the recordings no longer match the requests the code makes
-(``tests/test_recorded.py`` says so and names this script): run it with ``--again`` and commit the result.
+(``tests/system/test_recorded.py`` says so and names this script): run it with ``--again`` and commit the result.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ model ``local-qwen`` where a recording of it exists (``lares_kit/data/recorded/`
     .venv/bin/python scripts/seeds_table.py           # writes docs/seeds.md
     .venv/bin/python scripts/seeds_table.py --print   # prints it instead
 
-``tests/test_seeds.py`` regenerates the offline parts and compares them with the committed file.
+``tests/system/test_seeds.py`` regenerates the offline parts and compares them with the committed file.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``event_hint`` -- after a persistent command is registered, the ``--event`` or ``--at`` that makes its
 condition turn True; ``step_limit_hint`` -- after an agent used up its steps, the ``--max-steps`` that gives it more.
-``tests/test_cli_hints.py`` runs every hint it can print.
+``tests/unit/cli/test_cli_hints.py`` runs every hint it can print.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ real ``openai`` SDK (``--model replay:DIR``), byte for byte, with no model, no k
 
 Replay answers only the requests that were recorded: a change to a prompt, a tool or a world that these episodes
 cover makes them stale, and a replay then ends ``model_error`` with a sentence that names the script to run
-(``tests/test_recorded.py`` checks every shipped episode still replays as it was recorded).
+(``tests/system/test_recorded.py`` checks every shipped episode still replays as it was recorded).
 """
 
 from __future__ import annotations

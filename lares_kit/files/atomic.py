@@ -17,7 +17,7 @@ command can refuse at once instead of after its last episode.
 
 What it is not: a lock. Two writers of the same path both succeed and the
 last rename wins. The long-term memory (:mod:`lares_kit.memory.store`) uses
-SQLite's own journal instead; ``tests/test_memory.py`` kills it mid-write.
+SQLite's own journal instead; ``tests/unit/memory/test_memory.py`` kills it mid-write.
 """
 
 from __future__ import annotations

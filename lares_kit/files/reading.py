@@ -107,7 +107,7 @@ def open_data_file(path: str | os.PathLike, error: Error = DataFileError) -> Bin
         ...
         lares_kit.errors.DataFileError: worlds: this is a folder, not a file
 
-    (A named pipe is ``...: not a regular file (a named pipe); name a file``: ``tests/test_bad_inputs.py``
+    (A named pipe is ``...: not a regular file (a named pipe); name a file``: ``tests/unit/cli/test_bad_inputs.py``
     checks it in a process of its own, so a mistake there cannot make the test wait for ever.)
     """
     source = str(path)

@@ -20,7 +20,7 @@ errors"), which is the request's fault however often it is sent. The
 SDK's backoff, ``Retry-After`` handling and ``max_retries`` are kept.
 
 It relies on two hooks of the SDK's request loop (``_should_retry`` and
-``_sleep_for_retry``, the same in openai 2.x and 3.x); ``tests/test_api_errors.py``
+``_sleep_for_retry``, the same in openai 2.x and 3.x); ``tests/unit/models/test_api_errors.py``
 counts the requests a loopback server receives, so a change in the SDK shows.
 """
 

@@ -1,7 +1,7 @@
 """An audit of a finished episode against the home's safety policy, that does not trust the gate.
 
 Taught in ``notebooks/15_safety_and_failure.ipynb``; the red-team tests
-(``tests/test_safety.py``) count its findings for every agent design. The
+(``tests/unit/safety/test_safety.py``) count its findings for every agent design. The
 gate (:class:`lares_kit.safety.gate.SafetyGate`) decides *before* a call; this
 audit reads the trace *after* the episode and judges what really happened,
 in its own way, so a bug in the gate's reasoning is not repeated here:

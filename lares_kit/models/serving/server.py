@@ -22,7 +22,7 @@ from an intercept, hangs up without a reply. The ``openai`` client retries
 429, 5xx, timeouts and dropped connections (``max_retries`` in
 :func:`lares_kit.models.make_client`) and then gives up; the agent ends with
 the status ``model_error`` and the error's text (taught in
-``notebooks/15_safety_and_failure.ipynb``; tested in ``tests/test_faults.py``).
+``notebooks/15_safety_and_failure.ipynb``; tested in ``tests/system/test_faults.py``).
 
 Examples:
     >>> import openai
