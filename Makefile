@@ -66,8 +66,8 @@ test: $(STAMP) | system-programs proxy  ## lint, then every test: unit, doctests
 lint: $(STAMP)  ## ruff: line length, import order, unused names (configured in pyproject.toml)
 	$(BIN)/python -m ruff check .
 
-test-fast: $(STAMP)  ## unit tests and doctests only
-	$(BIN)/python -m pytest -m "not slow and not browser" -q
+test-fast: $(STAMP)  ## the unit tier (tests/unit) and the doctests: no notebooks, kernels, servers or browsers
+	LARES_PROGRESS=0 $(BIN)/python -m pytest tests/unit lares_kit -q
 
 notebooks: $(STAMP)  ## re-execute notebooks/*.ipynb and save them with their outputs
 	$(BIN)/python scripts/run_notebooks.py
