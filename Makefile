@@ -60,14 +60,14 @@ proxy: $(CHP)  ## configurable-http-proxy from npm, for the JupyterHub test
 
 test: $(STAMP) | system-programs proxy  ## lint, then every test: unit, doctests, notebooks (nbval, on a date years ahead), exercises, browser
 	$(BIN)/python -m ruff check .
-	LARES_PROGRESS=0 LARES_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
+	LARES_PROGRESS=0 LARES_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n auto --dist loadfile
 
 .PHONY: lint
 lint: $(STAMP)  ## ruff: line length, import order, unused names (configured in pyproject.toml)
 	$(BIN)/python -m ruff check .
 
 test-fast: $(STAMP)  ## the unit tier (tests/unit) and the doctests: no notebooks, kernels, servers or browsers
-	LARES_PROGRESS=0 $(BIN)/python -m pytest tests/unit lares_kit -q
+	LARES_PROGRESS=0 $(BIN)/python -m pytest tests/unit lares_kit -q -n auto --dist loadfile
 
 notebooks: $(STAMP)  ## re-execute notebooks/*.ipynb and save them with their outputs
 	$(BIN)/python scripts/run_notebooks.py

@@ -13,6 +13,7 @@ is two minutes for every notebook on a 2-core machine.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -38,6 +39,8 @@ NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 # tests/system/test_local_model.py runs them under nbval when the extra is installed.
 LOCAL_NOTEBOOKS = {"14_a_small_local_model"}
 BUDGET_SECONDS = 120
+# Two notebooks at a time, each in its own kernel (pytest-xdist keeps a notebook's cells on one worker, in order)
+TWO_AT_A_TIME = ["-n", "2", "--dist", "loadfile"] if importlib.util.find_spec("xdist") else []
 
 
 def _read(path: Path) -> nbformat.NotebookNode:
@@ -87,7 +90,7 @@ def test_all_notebooks_pass_nbval(tmp_path, years_ahead):
     env.pop("MPLBACKEND", None)  # the kernel chooses its inline backend
     cmd = years_ahead([sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
                        "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
-                       "-p", "no:cacheprovider", "-q", "--junitxml", str(report),
+                       "-p", "no:cacheprovider", "-q", "--junitxml", str(report), *TWO_AT_A_TIME,
                        *(str(p) for p in NOTEBOOKS if p.stem not in LOCAL_NOTEBOOKS)])
     start = time.perf_counter()
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=10 * BUDGET_SECONDS,
