@@ -86,7 +86,7 @@ def run_config(config: tuple[str, str, str | None, tuple[str, ...]]) -> dict:
         agent = CACHE_AGENT if label.startswith(CACHE_AGENT) else AGENT
         episode = run_agent(task.instruction, scene.home, agent=agent, model="offline", client=client,
                             user=scene.user, max_steps=task.max_steps, memory=scene.memory, knowledge_format=fmt,
-                            prompt_style=style)
+                            prompt_style=style, context=scene.run_context)
         run = episode.to_run_json()
         ok = all(c.passed for c in run_checks(task.expect, Outcome.from_run(run, scene)))
         solved += ok

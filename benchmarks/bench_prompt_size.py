@@ -57,7 +57,7 @@ def solve(task, home, fmt: str, client, max_steps: int | None = None) -> tuple[b
     """
     scene = set_stage(task, home)
     episode = run_agent(task.instruction, scene.home, agent=AGENT, model="offline", client=client,
-                        knowledge_format=fmt, user=scene.user, max_steps=max_steps)
+                        knowledge_format=fmt, user=scene.user, max_steps=max_steps, context=scene.run_context)
     checks = run_checks(task.expect, Outcome.from_run(episode.to_run_json(), scene))
     return all(c.passed for c in checks), [c.prompt_tokens for c in episode.llm_calls]
 

@@ -74,7 +74,7 @@ def run_config(config: tuple) -> dict:
         try:
             episode = run_agent(task.instruction, scene.home, agent=agent, model="offline", client=client,
                                 user=scene.user, max_steps=task.max_steps, memory=scene.memory,
-                                knowledge_format=fmt, prompt_style=style, options=options)
+                                knowledge_format=fmt, prompt_style=style, options=options, context=scene.run_context)
         except Exception as exc:  # noqa: BLE001 -- one broken episode must not stop the measurement
             results.append({"task": task.id, "success": False, "prompt_tokens": 0, "cached": 0, "error": repr(exc)})
             continue

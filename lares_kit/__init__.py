@@ -21,7 +21,7 @@ from .tools.users import NoAnswer, ScriptedUser
 __version__ = "0.1.0"
 __all__ = ["Home", "Device", "Item", "load_world", "check_home", "WorldError", "Toolbox", "Observation", "ToolError",
            "ScriptedUser", "NoAnswer", "make_client", "run_agent", "mcp_tools", "Episode", "STATUSES", "Question",
-           "LaresError", "make_async_client"]
+           "LaresError", "make_async_client", "RunContext"]
 
 # Lazy names: imported on first use so `import lares_kit` does not pull in openai (lares_kit.lazy_exports).
 _LAZY = {
@@ -33,5 +33,6 @@ _LAZY = {
     "Question": "lares_kit.episode_steps",
     "LaresError": "lares_kit.errors",
     "mcp_tools": "lares_kit.serve.client",
+    "RunContext": "lares_kit.run_context",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -30,9 +30,11 @@ import time
 from typing import Any, Callable
 
 from ..episode import Episode
+from ..errors import LaresError
 from ..home.graph import Home
 from ..knowledge.modes import resolve_format
 from ..lazy_exports import lazy_exports
+from ..run_context import RunContext
 from ..tools.users import NoUser, User
 from .agent_run import AgentRun, Listener, ModelFailed
 from .dialects import TOOL_SETS, check_tool_set, start_episode
@@ -47,15 +49,17 @@ __all__ = ["AGENTS", "DEFAULT_MAX_STEPS", "TOOL_SETS", "AgentSpec", "run_agent",
 def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", model: str | None = None, *,
               client: Any = None, user: User | None = None, knowledge: str | None = None,
               knowledge_format: str | None = None, tools: list[Callable[..., str]] | None = None,
-              max_steps: int | None = None, memory: Any = None, monitor: Any = None, source: str | None = None,
-              executor: str | tuple[str, Any] | None = None, options: dict[str, Any] | None = None,
-              server: Any = None, tool_set: str = "lares", prompt_style: str | None = None) -> Episode:
+              max_steps: int | None = None, memory: Any = None, monitor: Any = None,
+              context: RunContext | None = None, executor: str | tuple[str, Any] | None = None,
+              options: dict[str, Any] | None = None, tool_set: str = "lares",
+              prompt_style: str | None = None) -> Episode:
     """Run one instruction with one agent in one home; return the Episode.
 
     What the agent knows and can do comes from ``knowledge``,
     ``knowledge_format``, ``tools`` and ``tool_set``; how it writes its
-    prompts from ``prompt_style``; who is speaking and what is kept from
-    ``memory``, ``monitor`` and ``source``; the design's own settings from
+    prompts from ``prompt_style``; who is speaking, from where and through
+    which server from ``context``; what is kept from ``memory`` and
+    ``monitor``; the design's own settings from
     ``executor`` and ``options``. A setting the design does not take is a
     LaresError that says so.
 
@@ -76,23 +80,24 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
         tools: The agent-facing tool functions to offer; None -> the home's own in the tool set's dialect.
         max_steps: The step limit; None -> the design's (react: 10 rounds, as in its paper; others 20).
         memory: A :class:`~lares_kit.memory.agent_memory.Memory` (its ``user`` is who is talking), a
-            :class:`~lares_kit.memory.store.MemoryStore` or a store file path (then the speaker is the home's
-            ``extra["user"]``, as a benchmark task's ``setup.user`` or ``lares run --person`` sets it); the
+            :class:`~lares_kit.memory.store.MemoryStore` or a store file path (then the speaker is the context's
+            ``person``, as a benchmark task's ``setup.user`` or ``lares run --person`` sets it); the
             ``recall`` and ``remember_preference`` tools are then offered. React and sage always have one (a
             throwaway one when none is given).
         monitor: A :class:`~lares_kit.persistent.monitor.Monitor` for persistent commands:
             sage's condition agent registers
             conditions with it, and a fired one runs through sage again.
-        source: Who gave the instruction: ``"owner"`` (None means this), ``"guest"``, ``"letterbox"``...; the
-            home's safety policy (:mod:`lares_kit.safety.gate`) decides from it what needs confirming or is refused,
-            and the goal tells the model who is speaking.
+        context: The :class:`~lares_kit.run_context.RunContext`: who gave the instruction (``source``:
+            ``"owner"`` by default, ``"guest"``, ``"letterbox"``...; the home's safety policy,
+            :mod:`lares_kit.safety.gate`, decides from it what needs confirming or is refused, and the goal tells
+            the model), who speaks (``person``), from which room (``room``), and what the model's server accepts
+            (``server``: a name in :data:`lares_kit.models.servers.PROFILES` -- ``llamacpp``, ``ollama``,
+            ``vllm``, ``openai``, ``lmstudio`` -- or a ``ServerProfile``; None -> ``$LARES_SERVER``, else
+            ``offline`` for the toolkit's own models and ``auto``, learned, for others). None -> ``RunContext()``.
         executor: React's light model that writes Actions, a model name or a ``(name, client)`` pair; None ->
             ``$LARES_EXECUTOR_MODEL``, else ``model``.
         options: The design's options (every design: ``temperature``, 0 unless set; function-calling:
             ``parallel_tool_calls``; react: ``action_format``, ``parser``); None -> its defaults.
-        server: What the model's server accepts: a name in :data:`lares_kit.models.servers.PROFILES`
-            (``llamacpp``, ``ollama``, ``vllm``, ``openai``, ``lmstudio``) or a ``ServerProfile``; None ->
-            ``$LARES_SERVER``, else ``offline`` for the toolkit's own models and ``auto`` (learned) for others.
         tool_set: The tool dialect, ``"lares"`` (the Lares tools and world knowledge) or ``"ha"`` (Home Assistant's
             intent tools, its static context instead of the world knowledge, ``GetLiveContext`` for states); see
             :mod:`lares_kit.agents.dialects`. Any other is a ValueError naming the two.
@@ -117,17 +122,19 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
     opts = spec.make_options(options)
     home = _home(home)
     knowledge_format = resolve_format(home, knowledge_format)
-    model, client = _client(model, client)
+    context = _context(context)
+    model, client, context = _client(model, client, context)
     from ..models.servers import server_profile  # here: the models package imports openai
 
-    profile = server_profile(server, model=model, client=client)
+    profile = server_profile(context.server, model=model, client=client)
     episode = start_episode(tool_set, instruction, home, agent=agent, model=model, knowledge=knowledge,
-                            max_steps=steps, source="owner" if source is None else source,  # "": nobody we trust
+                            max_steps=steps, source=context.source,  # "": nobody we trust
                             knowledge_format=knowledge_format, prompt_style=style.name, layout=style.order)
     run = AgentRun(episode, home, None, client, model, steps, opts, **spec.make_executor(executor, model),
-                   server=profile, tool_set=tool_set, style=style)
+                   server=profile, tool_set=tool_set, style=style, context=context)
     run.toolbox, episode.system_prompt, episode.goal_prompt = spec.setup(
-        run, tools, Listener(user if user is not None else NoUser()), spec.make_memory(memory, home), monitor)
+        run, tools, Listener(user if user is not None else NoUser()), spec.make_memory(memory, context.person),
+        monitor)
     if spec.persistent and monitor is not None and monitor.on_fire is None:
         monitor.on_fire = lambda firing: _run_fired(run, firing)  # a fired condition runs through this design again
     start = time.perf_counter()
@@ -158,18 +165,35 @@ def _home(home: Home | str) -> Home:
     return home
 
 
-def _client(model: str | None, client: Any) -> tuple[str, Any]:
-    # The model's name and a client for it: make_client fails at once (MissingAPIKey) for a remote model with no key.
+def _context(context: RunContext | None) -> RunContext:
+    if context is None:
+        return RunContext()
+    if not isinstance(context, RunContext):
+        raise LaresError(f"context must be a RunContext (from lares_kit import RunContext), not a "
+                         f"{type(context).__name__}")
+    return context
+
+
+def _client(model: str | None, client: Any, context: RunContext) -> tuple[str, Any, RunContext]:
+    """The model's name, a client for it, and the context naming the recording a replay client answers from.
+
+    make_client fails at once (MissingAPIKey) for a remote model with no key.
+    """
     if client is None or model is None:
         from ..models import make_client, resolve_model
 
         model = resolve_model(model)
         if client is None:
             client = make_client(model)
-            recording = getattr(client, "lares_recording", None)  # replay:DIR runs as the model it recorded
-            if recording is not None and recording.models:
+    if context.recording is None and client is not None:
+        from ..models.recording.replay import recording_of  # here: the models package imports openai
+
+        recording = recording_of(client)
+        if recording is not None:
+            context = context.but(recording=recording)
+            if model.startswith("replay:") and recording.models:  # replay:DIR runs as the model it recorded
                 model = recording.models[0]
-    return model, client
+    return model, client, context
 
 
 def _run_fired(parent: AgentRun, firing: Any) -> Episode:
@@ -183,9 +207,9 @@ def _run_fired(parent: AgentRun, firing: Any) -> Episode:
     home, box = parent.home, parent.toolbox
     return run_agent(firing.instruction, home, parent.episode.agent, parent.model, client=parent.client,
                      memory=box.memory, monitor=box.monitor, max_steps=parent.max_steps,
-                     source=firing.source or "", options={"temperature": parent.options.temperature,
-                                                               "seed": parent.options.seed},
-                     server=parent.server, tool_set=parent.tool_set)
+                     context=parent.context.but(source=firing.source or "", server=parent.server),
+                     options={"temperature": parent.options.temperature, "seed": parent.options.seed},
+                     tool_set=parent.tool_set)
 
 # More public names, each imported from its module when first asked for
 _LAZY = {

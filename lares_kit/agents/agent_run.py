@@ -41,13 +41,14 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..episode import Episode
 from ..episode_steps import Error, Final, LLMCall, Question, ToolCall
 from ..errors import LaresError
 from ..home.during import happened_since, happened_so_far, play, where_seen
 from ..home.graph import Home
+from ..run_context import RunContext
 from ..sentences.markers import room_line
 from ..sentences.understood import final_status
 from ..tools.toolbox import Toolbox
@@ -58,6 +59,7 @@ __all__ = ["AgentRun", "ModelFailed", "Listener", "RequestOptions", "MAX_TOKENS"
 
 # The Error steps of an unusable reply (the model reads them in the history and can do better next turn).
 EMPTY_REPLY = "The model sent an empty reply (no choices)."
+REFUSED_FORMAT = "The server refused response_format"  # the start of the note when a server refuses a kind
 NO_CALL = "Your reply had no function call. Reply by calling one of the functions; call halt when the task is done."
 
 # max_tokens by phase: room for the reply the phase needs, not for a runaway. The offline model's longest
@@ -154,6 +156,8 @@ class AgentRun:
     # The tool dialect (lares_kit.agents.dialects): "lares", or "ha" -- Home Assistant's intent tools and static
     # context; the design's setup and prompts read it.
     tool_set: str = "lares"
+    # Who speaks, from where, as which source (lares_kit.run_context); run_agent's context=.
+    context: RunContext = field(default_factory=RunContext)
 
     @property
     def prompts(self) -> PromptStyle:
@@ -189,6 +193,39 @@ class AgentRun:
         """
         message = self.request(turn, phase, messages, executor=executor, **params)
         return (message.content or "") if message is not None else ""
+
+    def ask_in_format(self, turn: int, phase: str, build: Callable[[], tuple[str, list[dict[str, Any]],
+                                                                          dict[str, Any]]], *,
+                      executor: bool = False) -> str:
+        """Ask for text in a ``response_format`` the run's server takes; a refused kind is learned here.
+
+        ``build()`` gives the request for the server as it is now: its kind
+        (``json_schema``, ``json_object`` or ``text``), messages and params.
+        When the server refuses that kind, the run's server profile learns
+        it for the rest of the run, a note in the transcript says what is
+        asked for now, and the request is built again -- the design's loop
+        never sees the quirk. Raises :class:`ModelFailed` for any other failure.
+
+        Args:
+            turn: The step number, for the records.
+            phase: The phase the request's usage is recorded under.
+            build: Makes the request from the run's current ``server`` profile.
+            executor: Ask the light model (react's Action writer) instead of the main one.
+        """
+        from ..models.servers import FORMATS, refused_format  # here: the models package imports openai
+
+        for _ in range(len(FORMATS)):
+            kind, messages, params = build()
+            try:
+                return self.ask_text(turn, phase, messages, executor=executor, **params)
+            except ModelFailed as exc:
+                if kind == "text" or self.server is None or not refused_format(exc):
+                    raise
+                self.server = self.server.without_format(kind)  # learned: for the rest of this run
+                now = self.server.response_format(kind)
+                self.error(turn, f"{REFUSED_FORMAT} {kind}; this run now asks for {now}" +
+                           (" with the schema in the prompt." if now != "json_schema" else "."))
+        raise ModelFailed("the server refused every response_format")  # not reached: "text" is never refused
 
     def request(self, turn: int, phase: str, messages: list[dict[str, Any]], *, executor: bool = False,
                 **params: Any) -> Any | None:
@@ -376,20 +413,20 @@ def house_rules_of(box: Any, by_name: bool = False) -> str:
     return box.safety.house_rules(by_name=by_name) if box.safety else ""
 
 
-def where_line(home: Any) -> str:
+def where_line(home: Any, room: str | None) -> str:
     """" The person is in the Kitchen (kitchen)." when the run knows the room they speak from, else "".
 
     A benchmark task's ``setup.room`` (a Home Assistant test's ``context_device``: the satellite that heard the
-    request) puts it in ``home.extra["room"]``.
+    request) is the run context's ``room``; a room the home does not have is not said.
 
     Args:
         home: The home of the run.
+        room: The room id the person speaks from (:attr:`lares_kit.run_context.RunContext.room`), or None.
 
     Examples:
         >>> from lares_kit import load_world
         >>> home = load_world("lares-home")
-        >>> where_line(home), (home.extra.update(room="kitchen"), where_line(home))[1]
-        ('', ' The person is in the Kitchen (kitchen).')
+        >>> where_line(home, None), where_line(home, "kitchen"), where_line(home, "attic")
+        ('', ' The person is in the Kitchen (kitchen).', '')
     """
-    room = home.extra.get("room")
-    return room_line(home.room_name(room), room) if room in home.graph else ""
+    return room_line(home.room_name(room), room) if room is not None and room in home.graph else ""

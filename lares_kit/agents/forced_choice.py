@@ -60,7 +60,9 @@ def ask_forced(run: AgentRun, turn: int, phase: str, tool: dict[str, Any],
 
     Examples:
         >>> from lares_kit import load_world, run_agent
-        >>> ep = run_agent("turn on the light in the kitchen", load_world("lares-home"), server="ollama")
+        >>> from lares_kit import RunContext
+        >>> ep = run_agent("turn on the light in the kitchen", load_world("lares-home"),
+        ...                context=RunContext(server="ollama"))
         >>> ep.status, ep.steps[0].message.split(":")[0]
         ('done', 'The ollama server ignores a forced tool_choice')
     """

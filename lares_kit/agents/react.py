@@ -47,7 +47,7 @@ from ..episode_steps import Action, Thought, ToolCall
 from ..errors import LaresError
 from ..ha.tools import HA_API_PROMPT
 from ..sentences.markers import source_line, speaker_line
-from .agent_run import MAX_TOKENS, AgentRun, ModelFailed, RequestOptions, house_rules_of, where_line
+from .agent_run import MAX_TOKENS, REFUSED_FORMAT, AgentRun, RequestOptions, house_rules_of, where_line
 from .react_parser import POLICIES, Parsed, ignored_note, parse_actions, parse_thought
 
 __all__ = ["ReactOptions", "run_react", "run_react_parallel", "describe_tools", "prompt_a", "prompt_b",
@@ -55,7 +55,6 @@ __all__ = ["ReactOptions", "run_react", "run_react_parallel", "describe_tools", 
 
 MAX_ITERATIONS = 10  # the paper's limit on Thought-Action-Observation rounds
 ACTION_FORMATS = ("json_schema", "text", "parallel")
-REFUSED = "The server refused response_format"  # the start of the note when a server refuses a kind
 
 PROMPT_A = """Background: you are the assistant of {name}. {description} The people who work here talk to you; \
 the WORLD KNOWLEDGE message lists its rooms, devices and their current states.{speaker}
@@ -147,7 +146,7 @@ def describe_tools(schemas: list[dict[str, Any]]) -> str:
 
 def _speaker(run: AgentRun) -> str:
     # who speaks and where; an instruction not from the owner says so, and an untrusted one its house rules
-    return (speaker_line(getattr(run.toolbox.memory, "user", "")) + where_line(run.home)
+    return (speaker_line(getattr(run.toolbox.memory, "user", "")) + where_line(run.home, run.context.room)
             + source_line(run.episode.source) + house_rules_of(run.toolbox, by_name=run.tool_set == "ha"))
 
 
@@ -172,7 +171,7 @@ def _rounds_so_far(run: AgentRun) -> list[tuple[str, str]]:
                 pad[-1] = [f"{pad[-1][0]}\n{action}", step.result]
             else:
                 pad.append([action, step.result])
-        elif getattr(step, "kind", "") == "error" and pad and not step.message.startswith(REFUSED):
+        elif getattr(step, "kind", "") == "error" and pad and not step.message.startswith(REFUSED_FORMAT):
             # (a refused response_format is about the wire, not the task: it stays out of the prompts)
             pad[-1][1] = f"{pad[-1][1]} {step.message}".strip()
     return [(said, seen) for said, seen in pad]
@@ -298,26 +297,13 @@ def _loop(run: AgentRun, opts: ReactOptions, tools: str, history: list[dict[str,
 def _act(run: AgentRun, opts: ReactOptions, turn: int, tools: str) -> Parsed:
     """Ask the executor for the Action(s) of the newest Thought and parse them.
 
-    A server that refuses the ``response_format`` kind is asked once more with
-    the next kind it may take; the run remembers it (a note in the transcript).
+    A server that refuses the ``response_format`` kind is asked again with the
+    next kind it may take: the model-call path learns it
+    (:meth:`~lares_kit.agents.agent_run.AgentRun.ask_in_format`).
     """
-    from ..models.servers import FORMATS, refused_format  # here: the models package imports openai
-
     fmt = opts.action_format
-    for _ in range(len(FORMATS)):
-        kind, messages, extra = executor_request(run, tools, fmt)
-        try:
-            text = run.ask_text(turn, "action", messages, executor=True, **extra)
-        except ModelFailed as exc:
-            if kind == "text" or run.server is None or not refused_format(exc):
-                raise
-            run.server = run.server.without_format(kind)  # learned: for the rest of this run
-            now = run.server.response_format(kind)
-            run.error(turn, f"{REFUSED} {kind}; this run now asks for {now}" +
-                      (" with the schema in the prompt." if now != "json_schema" else "."))
-            continue
-        return parse_actions(text, "all" if fmt == "parallel" else opts.parser)
-    raise ModelFailed("the server refused every response_format")  # not reached: "text" is never refused
+    text = run.ask_in_format(turn, "action", lambda: executor_request(run, tools, fmt), executor=True)
+    return parse_actions(text, "all" if fmt == "parallel" else opts.parser)
 
 
 def executor_request(run: AgentRun, tools: str, fmt: str) -> tuple[str, list[dict[str, str]], dict[str, Any]]:

@@ -23,10 +23,10 @@ from typing import Any, Callable
 
 from ..episode import KNOWLEDGE_MODES
 from ..errors import LaresError
-from ..home.graph import Home
 from ..knowledge.modes import KNOWLEDGE_FORMATS, get_live_context, use_id_enums
 from ..memory.agent_memory import MEMORY_TOOLS, Memory, MemoryStore
 from ..sentences.markers import source_line, speaker_line
+from ..tools.remote import RemoteTools
 from ..tools.toolbox import Toolbox, default_tools
 from .agent_run import AgentRun, RequestOptions, house_rules_of, where_line
 from .dialects import HA_ROLE_PROMPT, dialect_tools
@@ -61,14 +61,15 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
 
     Examples:
         >>> from lares_kit import load_world, run_agent
-        >>> ep = run_agent("hello", load_world("lares-home"), knowledge_format="overview", source="guest")
+        >>> from lares_kit import RunContext
+        >>> ep = run_agent("hello", load_world("lares-home"), knowledge_format="overview",
+        ...                context=RunContext(source="guest"))
         >>> ep.goal_prompt.endswith("This instruction comes from guest, not from the owner of the home.")
         True
     """
     home, episode, ha = run.home, run.episode, run.tool_set == "ha"
-    sync = getattr(tools, "sync", None)  # a remote home's tools (lares_kit.serve.client): the home catches up first
-    if sync is not None:
-        sync(home)
+    if isinstance(tools, RemoteTools):  # a remote home's tools (lares_kit.serve.client): the home catches up first
+        tools.sync(home)
     tools = list(tools if tools is not None else dialect_tools(home) if ha else default_tools(home))  # built once
     if memory is not None:
         tools += [fn for fn in MEMORY_TOOLS if fn not in tools]
@@ -81,7 +82,7 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
     # The offline model reads "You are talking to <name>." to know whose "my office" this is; the source
     # line is said to the model too, and to an untrusted one the house rules it is held to (the policy is
     # enforced in the Toolbox regardless).
-    goal = (style.goal + speaker_line(memory.user if memory is not None else "") + where_line(home)
+    goal = (style.goal + speaker_line(memory.user if memory is not None else "") + where_line(home, run.context.room)
             + source_line(episode.source) + house_rules_of(box, by_name=ha))
     return box, HA_ROLE_PROMPT if ha else style.role, goal
 
@@ -176,17 +177,14 @@ class AgentSpec:
             client = make_client(name)
         return {"executor_model": name, "executor_client": client}
 
-    def make_memory(self, memory: Any, home: Home) -> Memory | None:
+    def make_memory(self, memory: Any, person: str) -> Memory | None:
         """A Memory from what run_agent was given (a Memory, a store or a store path); a throwaway one if needed.
 
-        A Memory keeps its own user; one made here is for the home's speaker
-        (``home.extra["user"]``: a task's ``setup.user``, ``lares run --person``).
+        A Memory keeps its own user; one made here is for ``person``, the run
+        context's speaker (a task's ``setup.user``, ``lares run --person``).
 
         Examples:
-            >>> from lares_kit import load_world
-            >>> home = load_world("smart-building")
-            >>> home.extra["user"] = "ana"
-            >>> get_agent("react").make_memory(None, home).user, get_agent("intent-action").make_memory(None, home)
+            >>> get_agent("react").make_memory(None, "ana").user, get_agent("intent-action").make_memory(None, "ana")
             ('ana', None)
         """
         if isinstance(memory, (str, Path)):
@@ -194,7 +192,7 @@ class AgentSpec:
         if memory is None and self.memory:
             memory = MemoryStore(":memory:")
         if isinstance(memory, MemoryStore):
-            return Memory(memory, user=home.extra.get("user") or "")
+            return Memory(memory, user=person)
         if memory is not None and not isinstance(memory, Memory):
             raise LaresError(f"memory must be a Memory, a MemoryStore or a store file path, not a "
                              f"{type(memory).__name__}")

@@ -65,6 +65,7 @@ from ..ha.tools import HA_API_PROMPT, ha_tools_for
 from ..memory.profiles import PREFERENCE_TOOLS, residents, seed_memory, speaker
 from ..persistent.monitor import PERSISTENT_TOOLS
 from ..sentences.markers import speaker_line
+from ..tools.remote import RemoteTools
 from ..tools.toolbox import StopRun, Toolbox, ask_user, halt, read_device, set_device
 from ..tools.users import NoUser
 from .agent_run import AgentRun, ModelFailed, house_rules_of, where_line
@@ -88,10 +89,10 @@ CONFIRM_PROMPT = (" When the device agent says the home's safety policy needs th
 GOAL = "Carry out the request that follows, one tool call at a time."
 
 
-def _goal(person: str, home: Any = None, rules: str = "") -> str:
+def _goal(person: str, home: Any = None, rules: str = "", room: str | None = None) -> str:
     # "You are talking to X." only when we know X: the offline model fills user_profile(person=...) from it;
     # where they are, when the run knows it; the house rules an untrusted instruction is held to.
-    return GOAL + speaker_line(person) + (where_line(home) if home is not None else "") + rules
+    return GOAL + speaker_line(person) + (where_line(home, room) if home is not None else "") + rules
 
 
 # sub-agent -> (its role prompt, its tools). Each ends with halt, whose message is its answer.
@@ -176,10 +177,11 @@ class SageTree:
                                 model=parent.model, knowledge="latest" if ha or given else "none",
                                 max_steps=steps,
                                 system_prompt=prompt,
-                                goal_prompt=_goal(self.memory.user, parent.home, house_rules_of(box, ha)))
+                                goal_prompt=_goal(self.memory.user, parent.home, house_rules_of(box, ha),
+                                                  parent.context.room))
         sub = AgentRun(episode, parent.home, box, parent.client, parent.model, steps,
                        options=FunctionCallingOptions(temperature=parent.options.temperature, seed=parent.options.seed),
-                       server=parent.server)
+                       server=parent.server, context=parent.context)
         try:
             run_function_calling(sub)
         except ModelFailed as exc:  # the whole run ends model_error, as when the coordinator's own call fails
@@ -263,15 +265,15 @@ def sage_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any,
     if residents(run.home):
         seed_memory(run.home, memory.store)  # the residents' profiles, once per store
     if not memory.user:
-        memory.user = speaker(run.home)
+        memory.user = speaker(run.home, run.context.person)
     # Given tools are the device agent's; the coordinator keeps its sub-agents, ask_user and halt.
     device_tools = None if tools is None else [fn for fn in tools if fn.__name__ not in ("ask_user", "halt")]
-    if (sync := getattr(tools, "sync", None)) is not None:  # a remote home's tools: the home catches up first
-        sync(run.home)
+    if isinstance(tools, RemoteTools):  # a remote home's tools: the home catches up first
+        tools.sync(run.home)
     tree = SageTree(run, memory, monitor, device_tools=device_tools)
     box = Toolbox(run.home, tools=_tools(tree), user=user, memory=memory, monitor=monitor, source=run.episode.source)
-    return box, COORDINATOR_PROMPT + (CONFIRM_PROMPT if box.safety else ""), _goal(memory.user, run.home,
-                                                                                 house_rules_of(box))
+    return box, COORDINATOR_PROMPT + (CONFIRM_PROMPT if box.safety else ""), _goal(
+        memory.user, run.home, house_rules_of(box), run.context.room)
 
 
 def run_sage(run: AgentRun) -> None:

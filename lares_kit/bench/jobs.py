@@ -204,11 +204,11 @@ def run_job(job: Job, world: Home, client: Any, oracle: int, search: float | Non
         extra = ({"tool_set": job.tool_set} if job.tool_set != "lares" else {}) | (
             {"options": options} if options else {}) | job._settings() | (
             {"executor": (job.executor_model, executor_client)} if job.executor_model else {})
-        # The speaker (task.setup.user) is in scene.home.extra["user"] and scene.memory's user.
+        # Who speaks (task.setup.user), from where and as which source: the scene's run context.
         ran_at = scene.home.clock.time_of_day()  # the time the episode runs at, for the audit: the poller moves on
         episode = run_agent(task.instruction, scene.home, agent=job.agent, model=job.model, client=client,
                             knowledge=knowledge, user=scene.user, max_steps=job.step_limit(),
-                            memory=scene.memory, monitor=monitor, source=task.setup.source, **extra)
+                            memory=scene.memory, monitor=monitor, context=scene.run_context, **extra)
         if monitor is not None:
             events_from = monitor.clock.seconds  # the firings' seconds count from here
             log = play_events(task.events, scene.home, monitor)

@@ -26,6 +26,8 @@ from typing import Any
 from ..home.clock import Clock
 from ..home.during import schedule
 from ..home.graph import Home
+from ..run_context import RunContext
+from ..safety.policy import DEFAULT_SOURCE
 from ..tools.users import ScriptedUser
 from .suites.tasks import Task
 from .suites.validate import PLACEHOLDER
@@ -81,6 +83,16 @@ class Scene:
         """What placeholders are filled from."""
         return {"items": self.items, "time_of_day": self.task.setup.time_of_day, "user": self.task.setup.user}
 
+    @property
+    def run_context(self) -> RunContext:
+        """The task's set-up as the run's context: its ``source``, who speaks (``user``) and from which ``room``.
+
+        Pass it to ``run_agent(..., context=scene.run_context)``: the home holds the world only.
+        """
+        setup = self.task.setup
+        return RunContext(source=DEFAULT_SOURCE if setup.source is None else setup.source,
+                          person=setup.user or "", room=setup.room)
+
 
 def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
     """A fresh copy of ``world`` with the task's set-up, and its simulated user.
@@ -113,10 +125,6 @@ def set_stage(task: Task, world: Home, seed: int = 0) -> Scene:
         home.move_robot(setup.robot)
     if setup.time_of_day:  # the home's clock starts at the task's hour: the policy reads it, a poller moves it on
         home.clock = Clock.simulated(start=setup.time_of_day)
-    if setup.user:  # who speaks, kept with the home for agents that read the context (none may read the truth)
-        home.extra["user"] = setup.user
-    if setup.room:  # where the person speaks from: the goal prompt says so (lares_kit.sentences.markers.room_line)
-        home.extra["room"] = setup.room
     home.version = 0
     scene = Scene(task, seed, home, home.device_states(shared=True), {i.id: i.room for i in home.items.values()})
     schedule(home, task.during, baseline=scene.start)  # while the agent works: the world's events, then the task's

@@ -60,11 +60,11 @@ def _per_episode(clients: dict[str, Any]) -> dict[str, Any]:
     # A chaos model breaks replies by a seed per episode (workers.worker_client); recorded, it still must, so its
     # entry becomes a function that wraps each episode's own chaos client in the same recorder.
     from ..models.faults.chaos import parse_chaos_name
-    from ..models.recording.replay import record_client
+    from ..models.recording.replay import record_client, recorder_of
 
     given = dict(clients)
     for name, client in clients.items():
-        recorder = getattr(getattr(client._client, "_transport", None), "recorder", None)
+        recorder = recorder_of(client)
         if recorder is not None and parse_chaos_name(name) is not None:
             given[name] = lambda model, task, seed, trial, recorder=recorder: record_client(
                 worker_client(model, task, seed, trial), recorder, model)

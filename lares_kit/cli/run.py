@@ -73,6 +73,8 @@ from ..home.clock import Clock
 from ..home.graph import Home
 from ..home.worlds import load_world
 from ..persistent.phrases import is_persistent
+from ..run_context import RunContext
+from ..safety.policy import DEFAULT_SOURCE
 from ..tools.users import ScriptedUser, TerminalUser
 
 __all__ = ["cli_run", "cli_demo", "check_person", "check_time_of_day", "request_options"]
@@ -134,12 +136,12 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
     home = load_world(args.world).reset(seed=args.seed)
     memory = getattr(args, "memory", None)
     person = check_person(getattr(args, "person", None), home, args.agent, memory)
-    if person:
-        home.extra["user"] = person  # who gives the instruction, as a benchmark task's setup.user: the memory's user
     when = check_time_of_day(getattr(args, "time_of_day", None))
     if when is not None:  # as a task's setup.time_of_day: the home's clock starts there, the poller moves it on
         home.clock = Clock.simulated(start=when)
     source = getattr(args, "source", None)
+    # who gives the instruction and who speaks (a benchmark task's setup.source and setup.user), what the server takes
+    context = RunContext(source=DEFAULT_SOURCE if source is None else source, person=person or "", server=server)
     tool_set = getattr(args, "tools", None) or "lares"  # --tools lares|ha: the tool dialect (agents.dialects)
     events = sorted(parse_event_texts(getattr(args, "event", None) or [], home) + parse_at_texts(
         getattr(args, "at", None) or [], home), key=lambda e: e.after)  # --at: the clock runs on to a time
@@ -160,8 +162,8 @@ def _run(args: argparse.Namespace) -> tuple[Any, int]:
     try:
         episode = run_agent(args.instruction, home, agent=args.agent, model=model, client=client,
                             knowledge=args.knowledge, knowledge_format=getattr(args, "knowledge_format", None),
-                            user=user, max_steps=args.max_steps, memory=memory, monitor=monitor, source=source,
-                            executor=executor, options=options, server=server,
+                            user=user, max_steps=args.max_steps, memory=memory, monitor=monitor, context=context,
+                            executor=executor, options=options,
                             tool_set=tool_set, prompt_style=getattr(args, "prompt_style", None))
         log = play_events(events, home, monitor) if events else None
         persistent = _persistent(monitor, events, log, home) if monitor is not None else None

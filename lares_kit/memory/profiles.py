@@ -47,20 +47,20 @@ def residents(home: Home) -> dict[str, dict[str, Any]]:
     return {u["id"]: u for u in home.extra.get("users", []) if isinstance(u, dict) and "id" in u}
 
 
-def speaker(home: Home) -> str:
-    """Who gives the instruction: the task's ``setup.user``, else the first resident, else ``""``.
+def speaker(home: Home, person: str = "") -> str:
+    """Who gives the instruction: ``person`` (the run context's), else the home's first resident, else ``""``.
 
     Args:
-        home: The home the instruction is given in (a benchmark task puts its ``setup.user`` there).
+        home: The home the instruction is given in; its world file lists the residents.
+        person: The person the run context names (a task's ``setup.user``, ``lares run --person``); "" for none.
 
     Examples:
         >>> from lares_kit import load_world
-        >>> speaker(load_world("sage-home"))
-        'amal'
+        >>> speaker(load_world("sage-home")), speaker(load_world("sage-home"), "dmitriy")
+        ('amal', 'dmitriy')
     """
-    who = home.extra.get("user")
-    if who:
-        return str(who)
+    if person:
+        return person
     return next(iter(residents(home)), "")
 
 
@@ -89,14 +89,15 @@ def seed_memory(home: Home, store: MemoryStore) -> MemoryStore:
     return store
 
 
-def memory_for(home: Home, store: MemoryStore | None = None) -> Memory:
+def memory_for(home: Home, store: MemoryStore | None = None, person: str = "") -> Memory:
     """Short-term memory for the speaker, over a seeded store (a fresh in-memory one by default).
 
     Args:
-        home: The home whose residents seed the store and whose speaker the memory listens to.
+        home: The home whose residents seed the store.
         store: The long-term store to use; None makes a fresh in-memory one, forgotten after the run.
+        person: Who speaks (:func:`speaker`: "" is the home's first resident).
     """
-    return Memory(seed_memory(home, store or MemoryStore(":memory:")), user=speaker(home))
+    return Memory(seed_memory(home, store or MemoryStore(":memory:")), user=speaker(home, person))
 
 
 def _preference_text(value: Any) -> str:

@@ -209,7 +209,7 @@ def command_clients(models: list[str], *, record: str | None = None, argv: list[
     for name in models:
         if name.startswith("replay:"):
             client = make_client(name, record=recorder)
-            for recorded in client.lares_recording.models or [name]:
+            for recorded in client.recording.models or [name]:
                 clients.setdefault(recorded, client)
         elif recorder is not None and name not in clients:
             clients[name] = make_client(name, record=recorder)

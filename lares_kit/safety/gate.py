@@ -38,7 +38,7 @@ can change several). Three verdicts:
   written by :func:`lares_kit.sentences.markers.refusal` ("Refused by the home's
   safety policy: ..."), the sentence models read back.
 
-Each instruction carries its ``source`` (``run_agent(..., source=)``, a
+Each instruction carries its ``source`` (``run_agent(..., context=RunContext(source=...))``, a
 task's ``setup.source``, ``lares run --source``); the default is
 ``"owner"``. A source the policy does not list -- an empty one included --
 is untrusted. The time of day is the home's clock (:mod:`lares_kit.home.clock`),

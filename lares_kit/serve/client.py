@@ -45,6 +45,7 @@ from typing import IO, Any, Callable
 
 from ..errors import LaresError, ToolError
 from ..home.graph import Home, Item
+from ..tools.remote import RemoteTools
 from ..tools.users import NoAnswer
 
 __all__ = ["mcp_tools", "McpTools", "McpConnectError", "KNOWLEDGE_URI"]
@@ -99,7 +100,7 @@ def _transport(target: str, headers: dict[str, str] | None, timeout: float, errl
     return stdio_client(StdioServerParameters(command=argv[0], args=argv[1:], env=env), errlog=errlog)
 
 
-class McpTools(list):
+class McpTools(RemoteTools):
     """The tools of one MCP server, as tool functions for a Toolbox (a list: ``tools=`` takes it as it is).
 
     Each function carries the server's schema (``fn.schema``) and, when

@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from ..home.graph import Home
+from ..run_context import RunContext
+from ..safety.policy import DEFAULT_SOURCE
 from ..tools.toolbox import Observation, Toolbox, default_tools
 from ..tools.users import NoAnswer
 
@@ -109,14 +111,17 @@ class HomeService:
     Each source has its own Toolbox, so its own safety gate: a question the
     gate asked one source can be answered only in that source's calls, and a
     source the policy does not trust is never asked -- its changes are refused.
+    The service owns a :class:`~lares_kit.run_context.RunContext` (``context``)
+    as :func:`lares_kit.run_agent` does; a call made for another source runs in
+    :meth:`context_for` that source. The time is the home's one clock.
     """
 
-    def __init__(self, home: Home, *, tool_set: str = "lares", source: str = "owner") -> None:
+    def __init__(self, home: Home, *, tool_set: str = "lares", source: str = DEFAULT_SOURCE) -> None:
         from ..agents.dialects import check_tool_set, dialect_tools  # the agents package imports the models
 
         self.home = home
         self.tool_set = check_tool_set(tool_set)
-        self.source = source
+        self.context = RunContext(source=source)
         self._user = _CallerAnswers()
         self._tools = dialect_tools(home) if self.tool_set == "ha" else default_tools(home)
         self.toolbox = Toolbox(home, tools=self._tools, user=self._user, source=source)
@@ -128,6 +133,19 @@ class HomeService:
         self._bound: dict[str, DeviceLink] = {}  # device id -> the outside device it is bound to
 
     # ------------------------------------------------------------ reading
+    @property
+    def source(self) -> str:
+        """Who the clients speak for unless a call names another: the service's context's ``source``."""
+        return self.context.source
+
+    def context_for(self, source: str | None) -> RunContext:
+        """The context a call from ``source`` runs in (None: the service's own).
+
+        Args:
+            source: Who makes the call (the source of the caller's token), or None.
+        """
+        return self.context if source is None else self.context.but(source=source)
+
     @property
     def tool_names(self) -> list[str]:
         return self.toolbox.names
@@ -158,7 +176,7 @@ class HomeService:
             source: Who makes the call (the source of the caller's token); None: the service's own source.
         """
         with self._lock:
-            who = self.source if source is None else source
+            who = self.context_for(source).source
             box = self._toolboxes.get(who)
             if box is None:
                 box = self._toolboxes[who] = Toolbox(self.home, tools=self._tools, user=self._user, source=who)

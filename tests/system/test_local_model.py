@@ -33,6 +33,7 @@ from lares_kit.models.local.llama import (
     template_messages,
 )
 from lares_kit.models.local.prompt import tagged_grammar
+from lares_kit.run_context import RunContext
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "14_a_small_local_model.ipynb"
@@ -608,7 +609,7 @@ def test_qwen_behind_llama_cpp_server_forced_calls_work_and_auto_calls_come_back
     assert auto.choices[0].message.tool_calls is None and auto.choices[0].message.content
     print(f"\nllama.cpp server, Qwen, tool_choice auto, text: {auto.choices[0].message.content!r}")
     episode = run_agent("turn on the light in the kitchen", load_world("lares-home"), agent="intent-action",
-                        model="qwen", client=client, max_steps=1, server="llamacpp")
+                        model="qwen", client=client, max_steps=1, context=RunContext(server="llamacpp"))
     assert episode.status in ("done", "step_limit") and not episode.error, episode.final_message
     assert [s for s in episode.steps if s.kind == "error"] == []  # the forced call came back as a call
     answers = re.findall(r'"POST /v1/chat/completions HTTP/[\d.]+" (\d{3})', log.read_text(errors="replace"))

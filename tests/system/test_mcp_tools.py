@@ -7,6 +7,7 @@ import pytest
 
 from lares_kit import load_world, run_agent
 from lares_kit.agents.scenarios import LARES_SCENARIOS
+from lares_kit.run_context import RunContext
 from lares_kit.serve.app import HomeServer
 from lares_kit.serve.client import McpConnectError, mcp_tools, mirror_home
 from lares_kit.serve.service import HomeService
@@ -112,7 +113,8 @@ def test_a_server_that_cannot_be_reached_is_one_sentence(target, says):
 def test_the_served_homes_gate_refuses_or_asks_through_the_agents_user(source, answers, locked):
     with mcp_tools(f"lares serve-home shared-house --mcp stdio --source {source}") as tools:
         home = tools.home()
-        episode = run_agent("unlock the front door", home, "function-calling", tools=tools, source=source,
+        episode = run_agent("unlock the front door", home, "function-calling", tools=tools,
+                            context=RunContext(source=source),
                             user=ScriptedUser(answers=answers))
     assert home.devices["front-door-lock"].state == {"locked": locked}
     assert episode.asked == ([] if locked else ["Shall I unlock the front door lock (front-door-lock)? Please answer "

@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from lares_kit.models.local.llama import local_available
+from lares_kit.run_context import RunContext
 
 ROOT = Path(__file__).resolve().parents[2]
 REASON = local_available()
@@ -157,7 +158,7 @@ def test_the_lares_scenarios_run_end_to_end(server, measured, name):
     since, start = len(server.answers()), time.perf_counter()
     episode = run_agent(scenario.instruction, load_world("lares-home", seed=scenario.seed), model=MODEL,
                         client=client, user=ScriptedUser(answers=list(scenario.answers)), max_steps=3,
-                        server="llamacpp")
+                        context=RunContext(server="llamacpp"))
     seconds, answers = time.perf_counter() - start, chat_answers(server, since)
     success = scenario.check(episode)
     measured.append((f"scenario {name} ({'passed' if success else 'failed'})", len(answers),

@@ -167,7 +167,7 @@ def test_in_python_the_episode_ends_with_the_sentence_and_no_other_model_answers
     client = make_client(f"replay:{folder}")
     with pytest.raises(NotRecorded, match="differs in messages"):  # a LaresError, raised at once, never retried
         client.chat.completions.create(model="offline", messages=[{"role": "user", "content": "hi"}])
-    assert len(client.lares_replay.missed) == 1
+    assert len(client.replay.missed) == 1
 
 
 def test_a_long_prompt_shows_where_it_changed(tmp_path):

@@ -25,6 +25,7 @@ import pytest
 from quirk_proxy import QuirkProxy, Quirks, closed_port_url
 
 from lares_kit import load_world, run_agent
+from lares_kit.run_context import RunContext
 
 ROOT = Path(__file__).resolve().parents[2]
 KITCHEN = "turn on the light in the kitchen"
@@ -36,7 +37,8 @@ def run(quirks: Quirks, agent: str, server: str | None, *, world: str = "lares-h
     home = load_world(world)
     with QuirkProxy(quirks) as proxy:
         client = openai.OpenAI(base_url=proxy.base_url, api_key="unused", max_retries=retries, timeout=30)
-        episode = run_agent(KITCHEN, home, agent=agent, client=client, model="smollm2", server=server)
+        episode = run_agent(KITCHEN, home, agent=agent, client=client, model="smollm2",
+                            context=RunContext(server=server))
     return episode, home, proxy.log
 
 
@@ -176,7 +178,7 @@ def test_an_unreachable_server_is_named_by_its_url():
     url = closed_port_url()
     client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0, timeout=5)
     episode = run_agent(KITCHEN, load_world("lares-home"), agent="function-calling", client=client,
-                        model="smollm2", server="auto")
+                        model="smollm2", context=RunContext(server="auto"))
     assert episode.status == "model_error"
     assert url.rsplit("/v1", 1)[0].split("//")[1] in episode.final_message, episode.final_message
     assert one_sentence(episode.final_message)

@@ -46,7 +46,7 @@ def _episode_data(task_id: str) -> dict:
     task = _tasks()[task_id]
     scene = set_stage(task, load_world(task.world))
     episode = run_agent(task.instruction, scene.home, agent="function-calling", model="offline", user=scene.user,
-                        max_steps=task.max_steps)
+                        max_steps=task.max_steps, context=scene.run_context)
     return episode.to_dict()
 
 

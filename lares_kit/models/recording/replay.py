@@ -65,7 +65,7 @@ from ..transport import httpx
 from .sessions import NotRecorded, Recorder, Recording, request_key
 
 __all__ = ["PREFIX", "RecordingTransport", "ReplayOpenAI", "ReplayTransport", "command_report", "record_client",
-           "replay_client", "replay_folder"]
+           "recorder_of", "recording_of", "replay_client", "replay_folder"]
 
 PREFIX = "replay:"
 REPLAY_BASE_URL = "http://replay.lares.invalid/v1"  # a recording that does not say where its model was
@@ -108,7 +108,7 @@ class RecordingTransport(httpx.BaseTransport):
         >>> from lares_kit.models import make_client
         >>> client = make_client("offline", record=tempfile.mkdtemp(), max_retries=0)
         >>> _ = client.chat.completions.create(model="offline", messages=[{"role": "user", "content": "hi"}])
-        >>> recorder = client._client._transport.recorder
+        >>> recorder = recorder_of(client)
         >>> recorder.path.name, recorder.count
         ('session-0001.jsonl', 1)
     """
@@ -208,7 +208,12 @@ class ReplayOpenAI(LaresOpenAI):
     5xx, a lost connection; never a 4xx or a read timeout) without waiting;
     a request that was not recorded is raised as its
     :class:`NotRecorded` at once, never retried or called a connection error.
+    ``recording`` is the :class:`Recording` it answers from; ``replay``, its
+    transport, counts what it replayed and missed.
     """
+
+    recording: Recording
+    replay: ReplayTransport
 
     def _sleep_for_retry(self, **kw: Any) -> None:
         exc = sys.exc_info()[1]
@@ -233,8 +238,8 @@ def replay_client(folder: str | os.PathLike[str], *, max_retries: int = 2, timeo
 
     Its base URL is the recorded client's, so the toolkit treats it as it
     treated that model (the server profile of an in-process or a remote
-    model). ``client.lares_recording`` is the :class:`Recording`; the
-    transport, ``client._client._transport``, counts what it replayed and missed.
+    model). ``client.recording`` is the :class:`Recording`; ``client.replay``,
+    its transport, counts what it replayed and missed.
 
     Args:
         folder: a folder written by ``--record DIR`` or ``make_client(model, record=DIR)``.
@@ -258,8 +263,35 @@ def replay_client(folder: str | os.PathLike[str], *, max_retries: int = 2, timeo
     client = ReplayOpenAI(api_key="replay", base_url=base_url, http_client=http, max_retries=max_retries,
                           timeout=timeout, **kw)
     http._transport.base_path = client.base_url.path.rstrip("/")
-    client.lares_recording, client.lares_replay = recording, http._transport
+    client.recording, client.replay = recording, http._transport
     return client
+
+
+def recording_of(client: Any) -> Recording | None:
+    """The :class:`Recording` a replay client answers from; None for any other client.
+
+    Args:
+        client: A run's client (any kind).
+
+    Examples:
+        >>> recording_of(object()) is None
+        True
+    """
+    return client.recording if isinstance(client, ReplayOpenAI) else None
+
+
+def recorder_of(client: Any) -> Recorder | None:
+    """The :class:`Recorder` a recording client writes into (``make_client(model, record=...)``); else None.
+
+    Args:
+        client: A run's client (any kind).
+
+    Examples:
+        >>> recorder_of(object()) is None
+        True
+    """
+    transport = getattr(getattr(client, "_client", None), "_transport", None)  # the SDK's httpx transport
+    return transport.recorder if isinstance(transport, RecordingTransport) else None
 
 
 def record_client(client: Any, record: str | os.PathLike[str] | Recorder, model: str) -> Any:
@@ -291,7 +323,7 @@ def command_report(clients: dict[str, Any], out: Any) -> None:
         out: where the lines go (a file: ``sys.stderr`` for ``lares run``, whose output is the episode).
     """
     unique = list({id(c): c for c in clients.values()}.values())
-    replays = [c.lares_replay for c in unique if getattr(c, "lares_replay", None) is not None]
+    replays = [c.replay for c in unique if isinstance(c, ReplayOpenAI)]
     missed = [miss for replay in replays for miss in replay.missed]
     if missed:
         raise missed[0] if len(missed) == 1 else NotRecorded(f"{len(missed)} requests were not recorded; the first: "
@@ -299,8 +331,7 @@ def command_report(clients: dict[str, Any], out: Any) -> None:
     for replay in replays:
         print(f"replayed {replay.replayed} recorded replies from {replay.recording.given}; no model was called",
               file=out)
-    recorders = {id(t.recorder): t.recorder for c in unique
-                 if isinstance(t := c._client._transport, RecordingTransport)}
+    recorders = {id(r): r for c in unique if (r := recorder_of(c)) is not None}
     for recorder in recorders.values():
         where = os.path.join(recorder.given, recorder.path.name) if recorder.path else recorder.given
         print(f"recorded {recorder.count} requests in {where}", file=out)

@@ -11,6 +11,7 @@ from lares_kit.agents.forced_choice import CALL_NOW, IGNORED, json_call
 from lares_kit.agents.prompts import decide_schema
 from lares_kit.episode_steps import Error, Intent
 from lares_kit.models import make_client
+from lares_kit.run_context import RunContext
 
 HALT = call("halt", message_to_user="Done.")
 KITCHEN = call("set_light", light_id="kitchen-light", on=True)
@@ -23,6 +24,8 @@ def home():
 
 def run(home, script, **kw):
     client = FakeClient(script)
+    if "server" in kw:  # what the model's server accepts is part of the run's context
+        kw["context"] = RunContext(server=kw.pop("server"))
     ep = run_agent("turn on the light in the kitchen", home, agent="intent-action", model="fake", client=client, **kw)
     return ep, client
 
@@ -108,7 +111,8 @@ class IgnoresForcedChoice:
 
 def test_the_offline_model_behind_a_server_that_ignores_forced_choice(home):
     quirk = IgnoresForcedChoice()
-    ep = run_agent("turn on the light in the kitchen", home, model="offline", client=quirk, server="auto")
+    ep = run_agent("turn on the light in the kitchen", home, model="offline", client=quirk,
+                   context=RunContext(server="auto"))
     assert quirk.forced == 1  # tried once, then learned
     assert ep.steps[0].message.startswith(IGNORED)
     assert ep.status == "done" and home.devices["kitchen-light"].state["on"]

@@ -26,6 +26,7 @@ from lares_kit.models import make_client
 from lares_kit.models.offline.prompt_cache import PromptCache
 from lares_kit.models.offline.reading import read_request
 from lares_kit.models.offline.replying import respond, stated_call
+from lares_kit.run_context import RunContext
 from lares_kit.tools.schema import short_schema
 from lares_kit.tools.toolbox import Toolbox
 from lares_kit.tools.users import ScriptedUser
@@ -43,6 +44,8 @@ def _recorded(instruction, world="lares-home", agent="intent-action", **kwargs):
 
     client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
     home = load_world(world)
+    if "server" in kwargs:  # what the model's server accepts is part of the run's context
+        kwargs["context"] = RunContext(server=kwargs.pop("server"))
     return run_agent(instruction, home, agent, model="offline", client=client, **kwargs), home, requests
 
 
@@ -459,7 +462,7 @@ def test_generated_tasks_in_a_5000_device_building_pass_their_checks(big_world):
     for task in tasks:
         scene = set_stage(task, home)
         ep = run_agent(task.instruction, scene.home, "function-calling", model="offline", client=client,
-                       user=scene.user, max_steps=task.max_steps, memory=scene.memory)
+                       user=scene.user, max_steps=task.max_steps, memory=scene.memory, context=scene.run_context)
         checks = run_checks(task.expect, Outcome.from_run(ep.to_run_json(), scene))
         assert ep.status == "done" and all(c.passed for c in checks), (task.id, checks)
         assert ep.knowledge_format == "retrieval" and max(c.prompt_tokens for c in ep.llm_calls) < 5000

@@ -9,9 +9,10 @@ import pytest
 from lares_kit import load_world
 from lares_kit.agents import run_agent
 from lares_kit.agents.agent_run import MAX_TOKENS
-from lares_kit.agents.react import REFUSED
+from lares_kit.agents.agent_run import REFUSED_FORMAT as REFUSED
 from lares_kit.episode_steps import Error
 from lares_kit.models import make_client
+from lares_kit.run_context import RunContext
 
 LIGHT = "turn on the light in meeting room 1"
 
@@ -43,6 +44,8 @@ def executor_requests(server):
 
 def run(client, agent="react", **kw):
     home = load_world("smart-building")
+    if "server" in kw:  # what the model's server accepts is part of the run's context
+        kw["context"] = RunContext(server=kw.pop("server"))
     ep = run_agent(LIGHT, home, agent=agent, model="offline", client=client, **kw)
     return ep, home
 

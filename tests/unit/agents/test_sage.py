@@ -11,6 +11,7 @@ from lares_kit.bench.suites.tasks import load_suite
 from lares_kit.memory.profiles import memory_for, profile_of, seed_memory
 from lares_kit.memory.store import MemoryStore
 from lares_kit.persistent.monitor import Monitor
+from lares_kit.run_context import RunContext
 from lares_kit.tools.users import ScriptedUser
 
 
@@ -30,8 +31,7 @@ def test_dim_the_fireplace_lights_to_a_third():
 @pytest.mark.parametrize("user, channel", [("amal", 3), ("dmitriy", 4)])
 def test_put_the_game_on_follows_the_speakers_profile(user, channel):
     home = load_world("sage-home")
-    home.extra["user"] = user
-    ep = sage("put the game on the TV by the credenza", home)
+    ep = sage("put the game on the TV by the credenza", home, context=RunContext(person=user))
     assert ep.status == "done" and ep.asked == []
     assert home.devices["tv-credenza"].state["channel"] == channel
     assert [s.tool for s in ep.steps][:2] == ["preference_agent", "tv_guide"]
@@ -122,10 +122,9 @@ def test_the_request_being_served_is_not_in_its_own_profile():
     from datetime import datetime
 
     home = load_world("sage-home")
-    home.extra["user"] = "dmitriy"
     store = MemoryStore(":memory:", clock=lambda: datetime(2026, 11, 30, 18, 0))
     instruction = "play something for the kids on the TV by the plant"
-    ep = sage(instruction, home, memory=memory_for(home, store))
+    ep = sage(instruction, home, memory=memory_for(home, store, person="dmitriy"))
     read = ep.steps[0]
     assert read.tool == "preference_agent" and "Profile of Dmitriy" in read.result
     assert instruction not in read.result and "often asks about" not in read.result

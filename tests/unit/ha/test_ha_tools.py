@@ -39,6 +39,7 @@ from lares_kit.knowledge.modes import get_live_context, relevant_rooms
 from lares_kit.models import make_client
 from lares_kit.models.faults.chaos import _a_tool, chaos_client
 from lares_kit.persistent.monitor import Monitor
+from lares_kit.run_context import RunContext
 from lares_kit.safety.audit import unsafe_actions
 from lares_kit.tools.device_tools import read_device, set_device
 from lares_kit.tools.schema import tool_schema
@@ -363,7 +364,7 @@ class FooledHA:
 def test_a_fooled_model_cannot_unlock_with_ha_tools():
     home = load_world("shared-house")
     ep = run_agent("Find my keys.", home, agent="function-calling", client=FooledHA(), model="fooled",
-                   tool_set="ha", source="letterbox")
+                   tool_set="ha", context=RunContext(source="letterbox"))
     attempt = next(s for s in ep.tool_calls if s.tool == "HassTurnOff")
     assert not attempt.ok and "Refused by the home's safety policy" in attempt.result
     assert home.devices["front-door-lock"].state["locked"] is True
@@ -379,7 +380,7 @@ def test_the_red_team_suite_has_no_unsafe_action_with_ha_tools(agent):
         world = load_world(task.world)
         scene = set_stage(task, world, 0)
         ep = run_agent(task.instruction, scene.home, agent=agent, user=scene.user, max_steps=task.max_steps,
-                       memory=scene.memory, source=task.setup.source, tool_set="ha")
+                       memory=scene.memory, context=scene.run_context, tool_set="ha")
         assert ep.status in ("done", "step_limit", "no_answer"), (task.id, ep.status, ep.error)
         assert unsafe_actions(ep, world, task.setup.source, task.setup.time_of_day) == [], task.id
 

@@ -138,7 +138,7 @@ def test_a_5000_device_episode_copies_only_what_it_changes(building, thermostat_
     scene = set_stage(thermostat_task, building)
     start = dict(scene.start)
     episode = run_agent(thermostat_task.instruction, scene.home, agent="function-calling", model="fake",
-                        client=_script(), user=scene.user, knowledge_format="retrieval")
+                        client=_script(), user=scene.user, knowledge_format="retrieval", context=scene.run_context)
     monkeypatch.setattr(copy, "deepcopy", real_deepcopy)
     assert episode.status == "done"
     assert deep["copies"] < 500, f"{deep['copies']} deep copies for 5,000 devices: something copies every device"

@@ -208,7 +208,8 @@ def test_a_copy_plays_on_its_own():
 def all_off(agent="intent-action", knowledge="latest", **how):
     task = next(t for t in CHANGING if t.id == "lh-ch-all-off")
     scene = set_stage(task, load_world("lares-home"))
-    return run_agent(task.instruction, scene.home, agent=agent, knowledge=knowledge, **how), scene
+    return run_agent(task.instruction, scene.home, agent=agent, knowledge=knowledge, context=scene.run_context,
+                     **how), scene
 
 
 def test_the_transcript_says_what_happened_meanwhile_and_who_could_see_it():
@@ -300,7 +301,7 @@ def test_a_world_file_event_plays_for_every_task_of_the_world(tmp_path):
     assert isinstance(world.during, Schedule) and "during" not in world.extra
     task = next(t for t in load_suite("lares-home") if t.id == "lh-all-off")
     scene = set_stage(task, world)
-    episode = run_agent(task.instruction, scene.home, agent="function-calling")
+    episode = run_agent(task.instruction, scene.home, agent="function-calling", context=scene.run_context)
     assert [s.text for s in episode.steps if isinstance(s, Meanwhile)] == [
         "Sally switched the light in the Office (office-light) on"]
     assert scene.home.devices["office-light"].state["on"] is False  # latest saw it and switched it off
@@ -375,7 +376,7 @@ def test_a_task_without_events_is_untouched():
     scene = set_stage(task, load_world("lares-home"))
     assert task.during == [] and scene.home.during is None
     assert task.fingerprint() == "079ebca97487"  # as before events existed: saved episodes stay fresh
-    episode = run_agent(task.instruction, scene.home, agent="intent-action")
+    episode = run_agent(task.instruction, scene.home, agent="intent-action", context=scene.run_context)
     assert not any(isinstance(s, Meanwhile) for s in episode.steps)
     assert all(isinstance(s, ToolCall) or s.kind == "intent" for s in episode.steps)
 

@@ -107,7 +107,7 @@ def test_generated_tasks_are_solved_by_the_oracle_and_by_the_offline_agent(devic
         assert oracle_plan(task, home)[-1][0] == "halt"
         scene = set_stage(task, home)
         episode = run_agent(task.instruction, scene.home, agent="function-calling", user=scene.user,
-                            knowledge_format="retrieval")
+                            knowledge_format="retrieval", context=scene.run_context)
         checks = run_checks(task.expect, Outcome.from_run(episode.to_run_json(), scene))
         assert all(c.passed for c in checks), (task.instruction, [c.reason for c in checks if not c.passed])
 

@@ -11,6 +11,7 @@ from lares_kit.agents.agent_run import MAX_TOKENS
 from lares_kit.agents.prompts import REASONING_MAX_CHARS
 from lares_kit.errors import LaresError
 from lares_kit.models.servers import PROFILES, ServerProfile, refused_format, server_profile
+from lares_kit.run_context import RunContext
 
 HALT = call("halt", message_to_user="Done.")
 KITCHEN = call("set_light", light_id="kitchen-light", on=True)
@@ -71,6 +72,8 @@ def test_refused_format_reads_the_error_and_its_cause():
 # ------------------------------------------------------------ the request
 def _run(script, agent="function-calling", **kw):
     client = FakeClient(script)
+    if "server" in kw:  # what the model's server accepts is part of the run's context
+        kw["context"] = RunContext(server=kw.pop("server"))
     ep = run_agent("turn on the light in the kitchen", load_world("lares-home"), agent=agent, model="fake",
                    client=client, **kw)
     return ep, client

@@ -18,6 +18,7 @@ import pytest
 from lares_kit import Toolbox, load_world, run_agent
 from lares_kit.memory.agent_memory import Memory
 from lares_kit.memory.store import MemoryStore
+from lares_kit.run_context import RunContext
 from lares_kit.safety.confirmation import CONFIRM_MARK, confirmation_text, question_for, question_in
 from lares_kit.safety.gate import SafetyGate
 from lares_kit.safety.policy import changes_of
@@ -79,7 +80,7 @@ def test_a_confirmation_question_is_not_a_refusal():
 def test_run_agent_s_goal_prompt_names_the_speaker_the_models_read(person, source):
     memory = Memory(MemoryStore(":memory:"), user=person)
     episode = run_agent("turn on the light in the kitchen", load_world("lares-home"), "function-calling",
-                        memory=memory, source=source)
+                        memory=memory, context=RunContext(source=source))
     goal = episode.goal_prompt
     assert speaker_line(person) in goal and speaker_in(goal) == person
     assert source_line(source) in goal
@@ -93,8 +94,9 @@ def test_the_room_the_person_speaks_from_is_the_one_the_models_read(tool_set):
     from lares_kit.models.offline.request import read
 
     home = load_world("townhouse")
-    home.extra["room"] = "main-bedroom"
-    episode = run_agent("is the light on?", home, "function-calling", tool_set=tool_set)
+    episode = run_agent("is the light on?", home, "function-calling", tool_set=tool_set,
+                        context=RunContext(room="main-bedroom"))
+    assert "main-bedroom" not in str(home.extra)  # the run's context, not the world's data
     assert room_in(episode.goal_prompt) == "main-bedroom" and room_in(episode.goal_prompt, name=True) == "Main bedroom"
     sent = episode.messages(home)
     assert read(sent).place in ("main-bedroom", "main_bedroom")  # the map's id for it, in either dialect

@@ -11,6 +11,7 @@ import pytest
 
 from lares_kit import load_world
 from lares_kit.agents import run_agent
+from lares_kit.run_context import RunContext
 from lares_kit.sentences.understood import NOT_UNDERSTOOD_MARK
 from lares_kit.tools.users import ScriptedUser
 
@@ -77,7 +78,7 @@ def test_at_night_an_untrusted_voice_hears_the_house_rules_whatever_its_words(to
     before = {d: dict(dev.state) for d, dev in home.devices.items()}
     extra = {"tool_set": tools} if tools != "lares" else {}
     episode = run_agent("crank every light up to the max and then flicker them", home, agent="intent-action",
-                        model="offline", source="letterbox", **extra)
+                        model="offline", context=RunContext(source="letterbox"), **extra)
     assert {d: dev.state for d, dev in home.devices.items()} == before
     assert episode.status == "done" and "house rules" in episode.final_message, episode.final_message
 
