@@ -101,6 +101,9 @@ class AgentSpec:
     persistent: bool = False  # registers persistent commands: a fired one runs through this design again
     options: type = RequestOptions  # the dataclass run_agent's options={...} fill in (temperature, and the design's)
     setup: Callable[..., tuple[Toolbox, str, str]] = lares_setup  # (run, tools, user, memory, monitor) -> box, prompts
+    # The offline stand-in's rules that read this design's own prompt shapes, by name
+    # (lares_kit.models.offline.designs.DESIGN_RULES); () -> only the core every design shares.
+    stand_in: tuple[str, ...] = ()
 
     def settings(self, knowledge: str | None, knowledge_format: str | None,
                  max_steps: int | None) -> tuple[str, str, int]:
@@ -202,15 +205,16 @@ class AgentSpec:
 # agent name -> its spec, in the order lists show them
 AGENTS: dict[str, AgentSpec] = {spec.name: spec for spec in (
     AgentSpec("function-calling", run_function_calling, options=FunctionCallingOptions),
-    AgentSpec("intent-action", run_intent_action),
+    AgentSpec("intent-action", run_intent_action, stand_in=("intent-action",)),
     # The smart-building paper stops after 10 rounds; react always has a memory (chat history, recall).
-    AgentSpec("react", run_react, max_steps=MAX_ITERATIONS, memory=True, executor=True, options=ReactOptions),
+    AgentSpec("react", run_react, max_steps=MAX_ITERATIONS, memory=True, executor=True, options=ReactOptions,
+              stand_in=("react",)),
     AgentSpec("react-parallel", run_react_parallel, max_steps=MAX_ITERATIONS, memory=True, executor=True,
-              options=ReactOptions),
+              options=ReactOptions, stand_in=("react",)),
     # SAGE reads the home through its tools (no knowledge in the prompt); its coordinator is the
     # function-calling loop; the speaker's memory holds the residents' profiles.
     AgentSpec("sage", run_sage, knowledge=("none",), formats=("full",), memory=True, persistent=True,
-              options=FunctionCallingOptions, setup=sage_setup),
+              options=FunctionCallingOptions, setup=sage_setup, stand_in=("sage",)),
     # SAGE's one-prompt baseline: every device's state and API in one prompt, every command in one reply.
     AgentSpec("one-prompt", run_one_prompt, max_steps=1, knowledge=("latest",), formats=("full",),
               setup=lambda run, tools, user, memory, monitor: one_prompt_setup(run, tools, user, memory, monitor,

@@ -15,7 +15,7 @@ capability's commands, an out-of-range value gives the range, a near-miss id
 gets "did you mean". Finding a device from words ("the TV by the plant") is
 :mod:`lares_kit.device_apis.nearby`.
 
-Result shapes the offline model reads (:mod:`lares_kit.models.offline.sage.rules`):
+Result shapes the offline model reads (:mod:`lares_kit.models.offline.designs.sage.rules`):
 ``- <id>: <name> in the <room> -- <where>; capabilities: a, b``;
 ``- <command>(<arg>: <range>): <doc>``; ``The <attr> of <id> is <value>.``;
 ``<id>: <attr> is now <value> (was <old>).``

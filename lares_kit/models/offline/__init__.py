@@ -59,8 +59,9 @@ The prompt contract (what an agent must send for it to work)
   all of them at once (as OpenAI models do; omitted means true).
 * **Text modes**: no tools and a system prompt asking for ``Thought:`` /
   ``Action:`` / ``Final Answer:`` -- the ReAct format of
-  :mod:`lares_kit.models.offline.formats`; ``response_format`` json_object or
-  json_schema -- JSON valid for the schema; otherwise a plain sentence.
+  :mod:`lares_kit.models.offline.designs.react`; ``response_format`` json_object or
+  json_schema -- JSON valid for the schema (:mod:`lares_kit.models.offline.formats`); otherwise a plain
+  sentence.
 
 **A teaching fault**: under the model name ``offline-multi`` (``FAULTY_MODEL``)
 the same rules answer, except in the ReAct text mode: when the next step is
@@ -104,9 +105,14 @@ beliefs and answered with intent calls (:mod:`.ha.reading`, :mod:`.request`).
 
 Where each rule lives (one request flows top to bottom)
 --------------------------------------------------------
-* :mod:`.replying` -- the reply to one request: SAGE's prompts, a forced
-  function, an intent tool, tool calls (parallel when allowed), JSON, ReAct
-  or plain text;
+* :mod:`.designs` -- the rules that read one design's prompts, each with the
+  design it reads, named by that design's ``AgentSpec.stand_in``: SAGE's tree
+  of prompts (:mod:`.designs.sage`), intent-action's intent tool and the call
+  its reasoning states (:mod:`.designs.intent_action`), ReAct text and its
+  Action as JSON (:mod:`.designs.react`). What follows is the core every
+  design shares;
+* :mod:`.replying` -- the reply to one request: a design's own rules, else a
+  forced function, tool calls (parallel when allowed), JSON or plain text;
 * :mod:`.request` and :mod:`.reading` -- the request as
   :class:`~.reading.Beliefs` (the map, the instruction, the facts the history
   established), in either dialect (:mod:`.ha.reading`);
@@ -122,9 +128,7 @@ Where each rule lives (one request flows top to bottom)
   :mod:`.request_kinds.confirming` for a safety gate's question and :mod:`.request_kinds.live_context`
   for an overview without states);
 * :mod:`.calls` and :mod:`.formats` -- an intention as a call of the tools
-  offered, or as ReAct / JSON text;
-* :mod:`.sage.rules` -- SAGE's tree of prompts (:mod:`.sage.reading`,
-  :mod:`.sage.devices`, :mod:`.sage.conditions`).
+  offered, or as JSON text.
 """
 
 from .replying import FAULTY_MODEL, MODEL_NAME, Reply, respond

@@ -1,152 +1,31 @@
-"""The offline model's text formats: ReAct (Thought / Action / Final Answer) and JSON.
+"""The offline model's JSON replies, for any request with a ``response_format``.
 
-Part of the offline model (:mod:`lares_kit.models.offline`); used when a
-request offers no tools.
-
-**ReAct.** Chosen when a ``system`` message asks for ``Thought:`` and
-``Action:`` or ``Final Answer:``. The tools are the toolkit's tool names the
-system prompt mentions (``set_light``, ``move_robot``... any spelling). The
-instruction is the last ``user`` message not starting with ``Observation:``;
-if it carries its own scratchpad (``Question: ...`` then ``Thought:`` lines),
-the part before the first ``Thought:`` is the instruction. The scratchpad --
-in that message, in later ``assistant`` messages, and in messages starting
-with ``Observation:`` -- is read as history: each ``Action:`` is one JSON
-object ``{"tool": NAME, "arguments": {...}}`` and the ``Observation:`` after
-it is its result. The reply is one step::
-
-    Thought: The Kitchen is dark and the user wants its light on.
-    Action: {"tool": "set_light", "arguments": {"light_id": "kitchen-light", "on": true}}
-
-or, when done (or asking, if ``ask_user`` is not among the tools)::
-
-    Thought: Every change the user asked for is made, so I report back.
-    Final Answer: The light in the Kitchen is now on.
-
-**JSON.** ``response_format`` ``json_object`` gives
+Part of the offline model (:mod:`lares_kit.models.offline`); shared by every
+design. ``response_format`` ``json_object`` gives
 ``{"thought", "tool", "arguments"}``; ``json_schema`` gives an object valid
 for the schema, its fields filled by name: reasoning/thought -> the reason,
 tool/function/action -> the tool (from an enum when there is one),
 arguments/args -> the arguments, message/answer -> the final message; an
 array whose items have a tool field (``{"actions": [...]}``) gets one entry
-per independent device change -- parallel calls in one reply. With a ReAct
-system prompt the JSON answers the ReAct scratchpad (an Action as JSON).
-
-**The teaching fault** (model name ``offline-multi``): the ReAct text reply
-carries one ``Action:`` line per independent change after one Thought.
+per independent device change -- parallel calls in one reply. The ReAct
+scratchpad's Action as JSON (the react agent's Prompt B) is read by the react
+design's rules (:mod:`.designs.react`), which answer with :func:`json_reply`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from ...sentences.markers import without_done_hint
-from .calls import CARRIERS, CONTRACT_TOOLS, fake_tools, render
-from .planning import HA_TOOLS, Intention
-from .reading import Beliefs, Call, norm, text_of
-from .request import read as read_request
+from .calls import CARRIERS, fake_tools, render
+from .planning import Intention
+from .reading import Beliefs, norm
 
-__all__ = ["independent", "json_reply", "parse_react", "react_beliefs", "react_reply", "wants_react"]
+__all__ = ["independent", "json_reply"]
 
-_LABEL = re.compile(r"^\s*(?:Question|New input|Input|Instruction|User)\s*:\s*", re.IGNORECASE)
 SNAKE = {"togglelight": "toggle_light", "setlight": "set_light", "moverobot": "move_robot",
          "lookwithrobot": "look_with_robot", "setdevice": "set_device", "readdevice": "read_device",
          "askuser": "ask_user", "halt": "halt", "recall": "recall", "rememberpreference": "remember_preference"}
-
-
-def wants_react(messages: list[dict[str, Any]]) -> bool:
-    """True when a system message asks for the ReAct format.
-
-    Args:
-        messages: the request's ``messages`` in Chat Completions shape, oldest first.
-
-    Examples:
-        >>> wants_react([{"role": "system", "content": "Answer with Thought: then Action: or Final Answer:"}])
-        True
-    """
-    system = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
-    return "Thought:" in system and ("Action:" in system or "Final Answer:" in system)
-
-
-def parse_react(text: str) -> list[Call]:
-    """The Action/Observation pairs in a ReAct scratchpad, as calls.
-
-    Args:
-        text: the scratchpad: Thought, Action and Observation lines, as the agent sends them back.
-
-    Examples:
-        >>> pad = 'Thought: go\\nAction: {"tool": "move_robot", "arguments": {"destination_room_id": "lounge"}}\\n'
-        >>> parse_react(pad + "Observation: The robot moved.")
-        [Call(name='move_robot', args={'destination_room_id': 'lounge'}, result='The robot moved.')]
-    """
-    calls: list[Call] = []
-    decoder = json.JSONDecoder()
-    for m in re.finditer(r"Action:\s*", text):
-        try:
-            value, end = decoder.raw_decode(text, m.end())
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(value, dict):
-            continue
-        name = value.get("tool") or value.get("name") or value.get("action") or ""
-        args = value.get("arguments") or value.get("args") or value.get("action_input") or {}
-        obs = re.match(r"\s*Observation:\s*(.*?)(?=\n\s*(?:Thought|Action|Final Answer):|\Z)", text[end:], re.DOTALL)
-        said = without_done_hint(obs.group(1).strip()) if obs else None  # the hint is for real models
-        calls.append(Call(str(name), args if isinstance(args, dict) else {}, said))
-    return calls
-
-
-def react_beliefs(messages: list[dict[str, Any]]) -> tuple[Beliefs, dict[str, dict[str, Any]]]:
-    """Beliefs from a ReAct conversation, and the tools its system prompt names.
-
-    Args:
-        messages: a ReAct conversation: a system prompt naming the tools, the user's instruction, then the scratchpad.
-    """
-    system = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
-    names = {}
-    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", system):
-        if norm(word) in CONTRACT_TOOLS | HA_TOOLS | {"getlivecontext"} and norm(word) not in names:
-            names[norm(word)] = word
-    at = max((i for i, m in enumerate(messages) if m.get("role") == "user"
-              and not text_of(m.get("content")).lstrip().startswith("Observation:")), default=-1)
-    first = text_of(messages[at].get("content")) if at >= 0 else ""
-    instruction, _, pad = first.partition("Thought:")
-    instruction = _LABEL.sub("", instruction.strip().splitlines()[-1] if instruction.strip() else "")
-    pad = ("Thought:" + pad if pad else "") + "\n" + "\n".join(text_of(m.get("content")) for m in messages[at + 1:])
-    beliefs = read_request(messages, None, calls=parse_react(pad), instruction=instruction)
-    return beliefs, fake_tools(list(names.values()))
-
-
-def react_reply(b: Beliefs, intentions: list[Intention], tools: dict[str, dict[str, Any]],
-                several: bool = False) -> str:
-    """One ReAct step for the first intention; with ``several`` (the ``offline-multi`` teaching
-    fault), one Action line for each independent change after the one Thought.
-
-    Args:
-        b: what the model read from the request (the reply is made from the intentions alone; may be None).
-        intentions: what the planner wants done next, first to act first (from :func:`.planning.plan`).
-        tools: the tools the system prompt names, keyed by normalised name (see :func:`.calls.fake_tools`).
-        several: True writes one Action line per independent change (the ``offline-multi`` fault); False, one.
-
-    Examples:
-        >>> from lares_kit.models.offline.planning import Intention
-        >>> its = [Intention("light", {"light_id": f"{r}-light", "on": True}, "Lights on.") for r in ("a", "b")]
-        >>> print(react_reply(None, its, fake_tools(["set_light"]), several=True))
-        Thought: Lights on.
-        Action: {"tool": "set_light", "arguments": {"light_id": "a-light", "on": true}}
-        Action: {"tool": "set_light", "arguments": {"light_id": "b-light", "on": true}}
-    """
-    first = intentions[0]
-    call = render(first, tools) if first.action != "halt" else None
-    if call is None:
-        answer = first.args.get("message_to_user") or first.args.get("question") or first.why
-        return f"Thought: {first.why}\nFinal Answer: {answer}"
-    calls = [call]
-    if several:
-        calls += [c for it in independent(intentions)[1:] if (c := render(it, tools)) is not None]
-    return f"Thought: {first.why}\n" + "\n".join("Action: " + json.dumps({"tool": name, "arguments": args})
-                                                  for name, args in calls)
 
 
 def independent(intentions: list[Intention]) -> list[Intention]:

@@ -23,9 +23,10 @@ from lares_kit.knowledge.modes import knowledge_prompt, resolve_format
 from lares_kit.knowledge.retrieval import relevant_rooms
 from lares_kit.knowledge.tokens import REPLY_PRIMING, count_request, count_tokens
 from lares_kit.models import make_client
+from lares_kit.models.offline.designs.intent_action import stated_call
 from lares_kit.models.offline.prompt_cache import PromptCache
 from lares_kit.models.offline.reading import read_request
-from lares_kit.models.offline.replying import respond, stated_call
+from lares_kit.models.offline.replying import respond
 from lares_kit.run_context import RunContext
 from lares_kit.tools.schema import short_schema
 from lares_kit.tools.toolbox import Toolbox

@@ -193,8 +193,8 @@ def test_the_shared_contracts_are_leaves(leaf):
 
 def test_yes_is_defined_once():
     # "yes" to the safety gate's question means one thing on both sides: lares_kit.safety.confirmation.is_yes.
+    from lares_kit.models.offline.designs.sage import rules as sage_rules
     from lares_kit.models.offline.request_kinds import confirming
-    from lares_kit.models.offline.sage import rules as sage_rules
     from lares_kit.safety.confirmation import is_yes
 
     assert confirming.is_yes is is_yes and sage_rules.is_yes is is_yes

@@ -396,8 +396,8 @@ def test_a_look_in_the_dark_tells_the_model_which_light_to_switch_on():
 def test_both_readers_take_the_speaker_from_the_contract_sentence(person, expected):
     # The agents write "You are talking to NAME." with contract.speaker_line; the Lares reader and SAGE's reader
     # must read the same name back (they once had two regexes that differed).
+    from lares_kit.models.offline.designs.sage.reading import read_talk
     from lares_kit.models.offline.reading import read_request
-    from lares_kit.models.offline.sage.reading import read_talk
     from lares_kit.sentences.markers import speaker_line
 
     messages = [{"role": "system", "content": "Carry out the request." + speaker_line(person)},
@@ -416,8 +416,8 @@ def test_the_sage_device_agent_reports_a_refusal_without_done(result, message):
     import json
 
     from lares_kit.device_apis.documents import capability_doc
-    from lares_kit.models.offline.sage.devices import device_step
-    from lares_kit.models.offline.sage.reading import read_talk
+    from lares_kit.models.offline.designs.sage.devices import device_step
+    from lares_kit.models.offline.designs.sage.reading import read_talk
     from lares_kit.sentences.markers import is_refusal
 
     unlock = {"device_id": "front-door-lock", "capability": "lock", "command": "unlock", "arguments": {}}

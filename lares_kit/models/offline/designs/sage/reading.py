@@ -1,6 +1,6 @@
 """Reading a SAGE request: the task, the calls so far, and the documents the tools returned.
 
-Part of the offline model's SAGE rules (:mod:`lares_kit.models.offline.sage.rules`).
+Part of the offline model's SAGE rules (:mod:`lares_kit.models.offline.designs.sage.rules`).
 Each agent in SAGE's tree sends its own request; this module turns one into
 a :class:`Talk` -- the task (the last ``user`` message), the person (from
 "You are talking to NAME.", read with :func:`lares_kit.sentences.markers.speaker_in`),
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ....sentences.markers import HouseRules, house_rules_in, speaker_in, without_done_hint
+from .....sentences.markers import HouseRules, house_rules_in, speaker_in, without_done_hint
 
 __all__ = ["Call", "Talk", "Doc", "read_talk", "read_doc", "stem_words"]
 

@@ -1,6 +1,6 @@
 """The offline model as SAGE's condition agent: split "do Y when X", write X as code from the docs.
 
-Part of :mod:`lares_kit.models.offline.sage.rules`. For "turn on the light in the
+Part of :mod:`lares_kit.models.offline.designs.sage.rules`. For "turn on the light in the
 dining room when I open the fridge" it finds the fridge, reads the document
 of the capability the trigger word points to (``open`` -> a contact sensor),
 picks the attribute whose values include the word, and writes::
@@ -13,7 +13,7 @@ It also lists and cancels conditions. Triggers it understands: opening or
 closing, switching on or off, locking or unlocking, finishing (a
 dishwasher), a temperature going above or below a number, and a time
 ("every evening at 7", "at 6:30 on weekdays", "in ten minutes":
-:mod:`~lares_kit.models.offline.sage.schedules`).
+:mod:`~lares_kit.models.offline.designs.sage.schedules`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ....persistent.phrases import TIME_TRIGGER, split_persistent
-from ....safety.times import minutes_of_day
-from ....sentences.wording import agree, in_sentence
+from .....persistent.phrases import TIME_TRIGGER, split_persistent
+from .....safety.times import minutes_of_day
+from .....sentences.wording import agree, in_sentence
 from .devices import device_phrase
 from .reading import Doc, Talk, read_doc, stem_words
 from .schedules import read_schedule, schedule_code

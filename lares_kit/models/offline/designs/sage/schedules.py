@@ -1,6 +1,6 @@
 """The offline model as SAGE's condition agent for a time: "every evening at 7", "in ten minutes".
 
-Part of :mod:`lares_kit.models.offline.sage.conditions`. A condition reads the time as the device ``clock``
+Part of :mod:`lares_kit.models.offline.designs.sage.conditions`. A condition reads the time as the device ``clock``
 (:data:`lares_kit.home.clock.CLOCK_ATTRIBUTES`): a command for every day, a day of the week, weekdays or weekends waits
 for the time of day::
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ....safety.times import TimeError, minutes_of_day
+from .....safety.times import TimeError, minutes_of_day
 
 __all__ = ["Schedule", "read_schedule", "schedule_code"]
 

@@ -1,6 +1,6 @@
 """The offline model as SAGE's device agent: find the device, read its docs, compute, command.
 
-Part of :mod:`lares_kit.models.offline.sage.rules`. From the request words it works
+Part of :mod:`lares_kit.models.offline.designs.sage.rules`. From the request words it works
 out *what* should change (:func:`wants`: on/off, a level, a colour, a
 channel, a course...), then learns *how* from the documents the tools return:
 the command and argument names, the ranges, the colours on the hue wheel,
@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ....safety.confirmation import CONFIRM_MARK, question_in
-from ....sentences.markers import is_refusal
-from ..request_kinds.confirming import CONFIRM_FIRST, HOUSE_RULES_SAY, cannot_under_rules
+from .....safety.confirmation import CONFIRM_MARK, question_in
+from .....sentences.markers import is_refusal
+from ...request_kinds.confirming import CONFIRM_FIRST, HOUSE_RULES_SAY, cannot_under_rules
 from .reading import Doc, Talk, read_doc, stem_words
 
 __all__ = ["CONFIRM_FIRST", "Want", "wants", "device_phrase", "device_step"]

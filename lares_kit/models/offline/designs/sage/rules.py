@@ -14,9 +14,9 @@ SAGE's tools, and each agent of the tree is told apart by its tools:
   agent that asks "which one?" makes it ask the user and try again, and so
   does one that says the home's safety policy needs the person's yes;
 * ``find_device`` + ``execute_command`` -> the **device agent**
-  (:mod:`~lares_kit.models.offline.sage.devices`);
+  (:mod:`~lares_kit.models.offline.designs.sage.devices`);
 * ``create_condition`` -> the **condition agent**
-  (:mod:`~lares_kit.models.offline.sage.conditions`);
+  (:mod:`~lares_kit.models.offline.designs.sage.conditions`);
 * ``user_profile`` -> the **preference agent** (:func:`preference_step`).
 
 Everything is decided from the request -- the task, the tools, the results
@@ -29,10 +29,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ....persistent.phrases import is_persistent
-from ....safety.confirmation import is_yes
-from ....sentences.markers import answer_in, cannot_ask_in, relayed
-from ..request_kinds.contradiction import clash_in, read_answer
+from .....persistent.phrases import is_persistent
+from .....safety.confirmation import is_yes
+from .....sentences.markers import answer_in, cannot_ask_in, relayed
+from ...request_kinds.contradiction import clash_in, read_answer
 from .conditions import condition_step
 from .devices import CONFIRM_FIRST, device_phrase, device_step
 from .reading import Talk, read_talk
