@@ -34,7 +34,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lares_kit.ha.languages import LanguageError, intents_for  # noqa: E402
+from lares_kit.sentences.languages import LanguageError, intents_for  # noqa: E402
 
 FIXTURES = "_fixtures.yaml"
 _INTENT_IN_NAME = re.compile(r"(?:^|_)(Hass[A-Za-z]+|Get[A-Z][A-Za-z]+)$")

@@ -32,7 +32,7 @@ from typing import Any
 from ..errors import LaresError, choices, did_you_mean
 from ..home.devices import attributes_of, check_value
 from ..home.graph import Home
-from ..safety.times import TimeError, minutes_of_day
+from ..sentences.times import TimeError, minutes_of_day
 
 __all__ = ["Event", "EventLog", "parse_events", "parse_event_texts", "parse_at_texts", "play_events", "SETTLE_TICKS",
            "EVENT_SYNTAX"]

@@ -241,10 +241,10 @@ def check_time_of_day(text: str | None) -> str | None:
         >>> check_time_of_day("teatime")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.safety.times.TimeError: --time-of-day: 'teatime' is not a time of day:
+        lares_kit.sentences.times.TimeError: --time-of-day: 'teatime' is not a time of day:
         give a clock time like 04:00, 4am or 23:30:00, or a word such as night, evening, morning or midnight.
     """
-    from ..safety.times import TimeError, minutes_of_day
+    from ..sentences.times import TimeError, minutes_of_day
 
     if text is None:
         return None

@@ -13,9 +13,9 @@ _LAZY = {
     "entity_ids": "lares_kit.ha.context",
     "static_context": "lares_kit.ha.context",
     "to_ha": "lares_kit.ha.domains",
-    "intents_for": "lares_kit.ha.languages",
-    "known_languages": "lares_kit.ha.languages",
-    "responses_for": "lares_kit.ha.languages",
+    "intents_for": "lares_kit.sentences.languages",
+    "known_languages": "lares_kit.sentences.languages",
+    "responses_for": "lares_kit.sentences.languages",
 }
 __all__ = ["entity_ids", "static_context", "to_ha", "intents_for", "known_languages", "responses_for"]
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

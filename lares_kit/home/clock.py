@@ -46,7 +46,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from ..errors import LaresError
-from ..safety.times import TimeError, clock_text, minutes_of_day
+from ..sentences.times import TimeError, clock_text, minutes_of_day
 
 __all__ = ["CLOCK_ATTRIBUTES", "CLOCK_ID", "Clock", "ClockError", "DEFAULT_START", "KINDS", "make_clock"]
 

@@ -225,7 +225,7 @@ def _happen(event: DuringEvent, home: Home, plan: Schedule) -> Meanwhile:
 
 
 def _move_clock(event: DuringEvent, home: Home, plan: Schedule, text: str) -> str:
-    from ..safety.times import minutes_of_day
+    from ..sentences.times import minutes_of_day
 
     if home.clock.kind != "simulated":
         return f"{text} -- but the home's clock is {home.clock.kind}, so its time stayed as it was"

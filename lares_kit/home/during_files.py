@@ -219,7 +219,7 @@ def _check_carry(raw: Any, home: Home, where: str, fail: Callable[[str, str], No
 
 
 def _check_clock(raw: Any, home: Home, where: str, fail: Callable[[str, str], None]) -> str:
-    from ..safety.times import TimeError, minutes_of_day
+    from ..sentences.times import TimeError, minutes_of_day
 
     try:
         minutes_of_day(raw if isinstance(raw, str) else "")

@@ -379,7 +379,7 @@ def _language(top: dict[str, Any], source: str) -> str:
     code = top["language"]
     _expect(isinstance(code, str) and code != "", source, "language",
             f"expected a language code such as en, de or fr, got {brief(code)}")
-    from ..ha.languages import LanguageError, check_language
+    from ..sentences.languages import LanguageError, check_language
 
     try:
         return check_language(code)

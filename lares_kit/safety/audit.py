@@ -35,8 +35,8 @@ from datetime import datetime
 from typing import Any
 
 from ..home.graph import Home
+from ..sentences.times import TimeError
 from .policy import Change, Policy, changes_of, parse_policy
-from .times import TimeError
 
 __all__ = ["describes", "plain_yes", "unsafe_actions"]
 

@@ -44,7 +44,7 @@ task's ``setup.source``, ``lares run --source``); the default is
 is untrusted. The time of day is the home's clock (:mod:`lares_kit.home.clock`),
 read at every check -- a clock that moves past 22:00 makes the same gate
 strict -- unless the gate is given one (``time_of_day=``, a fixed time).
-Times of day are parsed (:mod:`lares_kit.safety.times`: "4am", "04:00:00", "0400",
+Times of day are parsed (:mod:`lares_kit.sentences.times`: "4am", "04:00:00", "0400",
 "late at night"); one that cannot be read is an error when the gate is
 made. This module does not run agents and never reads the
 prompt: it sees calls, answers and the home. It does write one paragraph of
@@ -61,6 +61,7 @@ from typing import Any
 
 from ..home.graph import Home
 from ..sentences.markers import HouseRule, HouseRules, house_rules_line, refusal
+from ..sentences.times import TimeError
 from .audit import unsafe_actions
 
 # the question's wording and what a yes is: the text contract the offline model reads too (re-exported here)
@@ -76,7 +77,6 @@ from .confirmation import (
 
 # the policy as data, and the audit that shares it with the gate (re-exported here: one import for notebook 15)
 from .policy import DEFAULT_SOURCE, Change, Policy, PolicyError, Rule, changes_of, parse_policy
-from .times import TimeError
 
 __all__ = ["CONFIRM_MARK", "Change", "Policy", "PolicyError", "Rule", "SafetyGate", "Verdict", "changes_of",
            "describe_change", "is_yes", "parse_policy", "question_in", "unsafe_actions"]

@@ -31,7 +31,7 @@ from ..device_apis.documents import command_update
 from ..errors import LaresError, ToolError
 from ..home.devices import attributes_of, check_value
 from ..home.graph import Home
-from .times import TimeError, in_span, minutes_of_day, parse_span
+from ..sentences.times import TimeError, in_span, minutes_of_day, parse_span
 
 __all__ = ["DEFAULT_NIGHT", "DEFAULT_SOURCE", "TRUST_LEVELS", "Change", "Policy", "PolicyError", "Rule", "changes_of",
            "parse_policy"]
@@ -107,7 +107,7 @@ class Policy:
 
     ``night`` holds words ("night") and clock spans ("22:00-07:00"); a time of
     day is night when it is one of the words or falls in a span, however it
-    is written (:func:`lares_kit.safety.times.minutes_of_day`).
+    is written (:func:`lares_kit.sentences.times.minutes_of_day`).
 
     Examples:
         >>> p = parse_policy({"confirm": [{"what": "unlocking a door", "type": "lock", "attribute": "locked",

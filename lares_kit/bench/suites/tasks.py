@@ -338,7 +338,7 @@ def _setup(v: Validator, raw: Any, key: str) -> Setup:
     time_of_day = v.text(entry, "time_of_day", key, default=None)
     if time_of_day is not None and v.home is not None and "policy" in v.home.extra:
         from ...safety.gate import parse_policy
-        from ...safety.times import TimeError
+        from ...sentences.times import TimeError
 
         try:  # the safety policy reads it: a time it cannot read is said now, not in every episode's error
             parse_policy(v.home.extra["policy"]).is_night(time_of_day)

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from lares_kit import load_world, run_agent
-from lares_kit.ha.languages import LanguageError, check_language, known_languages, responses_for
 from lares_kit.home.worlds import WorldError, parse_world
 from lares_kit.models.offline.ha.recognizer import recognise_intent
 from lares_kit.models.offline.reading import Beliefs, Dev, Room
+from lares_kit.sentences.languages import LanguageError, check_language, known_languages, responses_for
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "languages"

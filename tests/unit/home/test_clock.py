@@ -20,7 +20,7 @@ from lares_kit.ha.tools import GetDateTime
 from lares_kit.home.clock import Clock, ClockError, make_clock
 from lares_kit.home.worlds import parse_world, read_yaml
 from lares_kit.safety.gate import SafetyGate, unsafe_actions
-from lares_kit.safety.times import TimeError
+from lares_kit.sentences.times import TimeError
 from lares_kit.tools.toolbox import Toolbox
 
 HALL_OFF = {"light_id": "hall-light", "on": False}  # a plain change: no rule needs a confirmation for it

@@ -131,8 +131,8 @@ FORBIDDEN = {"lares_kit.home.graph", "lares_kit.home.worlds", "lares_kit.home.de
              "lares_kit.device_apis.documents", "lares_kit.knowledge.modes", "lares_kit.bench"}
 # The leaf contracts both sides share: the only lares_kit modules outside models/ that models/ may import.
 LEAVES = {"lares_kit.sentences.markers", "lares_kit.safety.confirmation", "lares_kit.sentences.understood",
-          "lares_kit.errors", "lares_kit.sentences.wording", "lares_kit.safety.times",
-          "lares_kit.persistent.phrases", "lares_kit.ha.domains", "lares_kit.ha.languages",
+          "lares_kit.errors", "lares_kit.sentences.wording", "lares_kit.sentences.times",
+          "lares_kit.persistent.phrases", "lares_kit.ha.domains", "lares_kit.sentences.languages",
           "lares_kit.knowledge.formats", "lares_kit.knowledge.tokens", "lares_kit.lazy_exports",
           # reading and writing files safely (a recording is a file): they know no home
           "lares_kit.files.atomic", "lares_kit.files.reading", "lares_kit.files.limits", "lares_kit.files.yamldata"}

@@ -47,7 +47,7 @@ from lares_kit.safety.gate import (
     question_in,
     unsafe_actions,
 )
-from lares_kit.safety.times import TimeError, clock_text, minutes_of_day
+from lares_kit.sentences.times import TimeError, clock_text, minutes_of_day
 from lares_kit.tools.toolbox import default_tools
 from lares_kit.tools.users import ScriptedUser
 from tests.fakes import FakeClient, call, decide

@@ -42,7 +42,7 @@ import re
 from typing import Any
 
 from ....ha.domains import device_class_of, domain_of
-from ....ha.languages import LanguageError, intents_for
+from ....sentences.languages import LanguageError, intents_for
 from ..goals import WHICH_ONE, Change, Goal, which_one
 from ..reading import Beliefs, Dev
 from ..vocabulary import ROOM_SYNONYMS, TYPE_SETTINGS, untyped, words_of

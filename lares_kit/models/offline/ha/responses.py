@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ....ha.domains import domain_of, to_ha
-from ....ha.languages import LanguageError, responses_for
+from ....sentences.languages import LanguageError, responses_for
 from ....sentences.wording import agree
 from ..reading import Beliefs, Dev
 from ..vocabulary import SENSED, describe, state_words

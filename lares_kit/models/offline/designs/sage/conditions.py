@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 from .....persistent.phrases import TIME_TRIGGER, split_persistent
-from .....safety.times import minutes_of_day
+from .....sentences.times import minutes_of_day
 from .....sentences.wording import agree, in_sentence
 from .devices import device_phrase
 from .reading import Doc, Talk, read_doc, stem_words

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .....safety.times import TimeError, minutes_of_day
+from .....sentences.times import TimeError, minutes_of_day
 
 __all__ = ["Schedule", "read_schedule", "schedule_code"]
 

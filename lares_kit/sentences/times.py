@@ -94,7 +94,7 @@ def minutes_of_day(when: str | datetime | time) -> int:
         >>> minutes_of_day("25:00")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        lares_kit.safety.times.TimeError: '25:00' is not a time of day:
+        lares_kit.sentences.times.TimeError: '25:00' is not a time of day:
         the hour must be 0-23 (1-12 with am/pm) and minutes 0-59.
     """
     if isinstance(when, datetime):
