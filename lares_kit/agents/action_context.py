@@ -82,7 +82,7 @@ def action_messages(run: AgentRun, function: str) -> list[dict[str, Any]] | None
     """
     style = run.prompts
     fn = next((f for f in run.toolbox.tools or [] if f.__name__ == function), None)
-    if (style.action != "needed" or run.tool_set == "ha" or function in FULL_CONTEXT or fn is None
+    if (style.action != "needed" or run.dialect.static or function in FULL_CONTEXT or fn is None
             or getattr(fn, "schema", None) is not None):  # a remote home's tool: its types are not known here
         return None
     decision = {"role": "assistant", "content": run.episode.steps[-1].summary}

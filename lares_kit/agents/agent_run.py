@@ -53,6 +53,7 @@ from ..sentences.markers import room_line
 from ..sentences.understood import final_status
 from ..tools.toolbox import Toolbox
 from ..tools.users import NoAnswer, User
+from .dialects import Dialect, dialect
 from .prompts import PromptStyle, prompt_style
 
 __all__ = ["AgentRun", "ModelFailed", "Listener", "RequestOptions", "MAX_TOKENS", "house_rules_of", "where_line"]
@@ -158,6 +159,11 @@ class AgentRun:
     tool_set: str = "lares"
     # Who speaks, from where, as which source (lares_kit.run_context); run_agent's context=.
     context: RunContext = field(default_factory=RunContext)
+
+    @property
+    def dialect(self) -> Dialect:
+        """The run's tool dialect (:mod:`lares_kit.agents.dialects`): its tools, role prompt and knowledge."""
+        return dialect(self.tool_set)
 
     @property
     def prompts(self) -> PromptStyle:
@@ -344,7 +350,7 @@ class AgentRun:
             return
         play(self.home, tool, ok)
         for step in happened_since(self.home, mark):
-            step.turn, step.shows = turn, where_seen(step.change, self.episode.knowledge, self.tool_set)
+            step.turn, step.shows = turn, where_seen(step.change, self.episode.knowledge, self.dialect.static)
             self.episode.steps.append(step)
 
     def refuse(self, turn: int, call: Any, reason: str, text: str = "") -> None:

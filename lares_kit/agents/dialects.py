@@ -39,10 +39,10 @@ from ..errors import LaresError
 from ..ha.context import static_context
 from ..ha.tools import HA_API_PROMPT, ha_tools_for
 from ..home.graph import Home
-from ..tools.toolbox import ask_user, halt
+from ..tools.toolbox import ask_user, default_tools, halt
 
-__all__ = ["TOOL_SETS", "HA_ROLE_PROMPT", "HAEpisode", "UnknownToolSet", "check_tool_set", "dialect_tools",
-           "start_episode"]
+__all__ = ["TOOL_SETS", "HA_ROLE_PROMPT", "Dialect", "HAEpisode", "UnknownToolSet", "check_tool_set", "dialect",
+           "dialect_tools", "start_episode"]
 
 TOOL_SETS = ("lares", "ha")
 
@@ -116,7 +116,7 @@ def start_episode(tool_set: str, instruction: str, home: Home, **kwargs: Any) ->
         home: The home, as the episode starts.
         **kwargs: The Episode's other fields (agent, model, knowledge, prompts...).
     """
-    if check_tool_set(tool_set) == "ha":
+    if dialect(tool_set).static:
         return HAEpisode.start(instruction, home, static_context=static_context(home), **kwargs)
     return Episode.start(instruction, home, **kwargs)
 
@@ -133,3 +133,42 @@ def dialect_tools(home: Home) -> list[Callable[..., str]]:
         ['GetLiveContext', 'ask_user', 'halt']
     """
     return [*ha_tools_for(home), ask_user, halt]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One tool dialect, as the designs need it: its tools, its role prompt, how its knowledge names things.
+
+    A design asks the run's dialect (``run.dialect``) instead of testing the
+    tool set's name, so what differs between the dialects is said here once.
+
+    Examples:
+        >>> dialect("ha").static, dialect("lares").static
+        (True, False)
+        >>> from lares_kit import load_world
+        >>> [fn.__name__ for fn in dialect("lares").tools(load_world("lares-home"))][:2]
+        ['toggle_light', 'set_light']
+    """
+
+    name: str  # one of TOOL_SETS
+    # Home Assistant's static context in the knowledge's place: names and areas, no states (GetLiveContext has
+    # them), devices named by name only, the knowledge not sliced per call; False: the Lares world knowledge.
+    static: bool
+    role_prompt: str | None  # the dialect's own role prompt; None: the prompt style's
+    tools: Callable[[Home], list[Callable[..., str]]]  # the tools a home offers in it, built once per run
+
+
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (
+    Dialect("lares", static=False, role_prompt=None, tools=default_tools),
+    Dialect("ha", static=True, role_prompt=HA_ROLE_PROMPT, tools=dialect_tools),
+)}
+
+
+def dialect(tool_set: str) -> Dialect:
+    """The :class:`Dialect` called ``tool_set``; an :class:`UnknownToolSet` naming both for any other.
+
+    Args:
+        tool_set: ``"lares"`` or ``"ha"``.
+    """
+    return DIALECTS[check_tool_set(tool_set)]
+

@@ -36,9 +36,8 @@ from ..device_apis.documents import capability_doc, device_capabilities
 from ..errors import LaresError
 from ..home.devices import attributes_of
 from ..home.graph import Home
-from ..tools.toolbox import Toolbox, default_tools
+from ..tools.toolbox import Toolbox
 from .agent_run import AgentRun, _json_object
-from .dialects import dialect_tools
 
 __all__ = ["HA_READERS", "ONE_PROMPT_ROLE", "ONE_PROMPT_TOOLS", "device_api_text", "one_prompt_setup", "run_one_prompt"]
 
@@ -101,7 +100,7 @@ def one_prompt_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user
     Args:
         run: The run being set up: its home and its episode (whose knowledge is the full dump).
         tools: The tool functions to choose from; None -> the home's own (Home Assistant's intent tools with
-            ``run.tool_set == "ha"``). Only :data:`ONE_PROMPT_TOOLS` are kept (in that dialect: all but
+            Home Assistant's dialect). Only :data:`ONE_PROMPT_TOOLS` are kept (in that dialect: all but
             :data:`HA_READERS`).
         user: Who would answer ``ask_user``; kept for the Toolbox, though this design offers no question.
         memory: Unused (the design has no memory tools); accepted so every design's setup takes the same arguments.
@@ -115,8 +114,8 @@ def one_prompt_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user
         >>> ep.system_prompt.startswith("You control a smart home. Below is every device")
         True
     """
-    ha = run.tool_set == "ha"
-    offered = list(tools if tools is not None else dialect_tools(run.home) if ha else default_tools(run.home))
+    ha = run.dialect.static  # Home Assistant's intent tools: every one but the readers is a command
+    offered = list(tools if tools is not None else run.dialect.tools(run.home))
     kept = [fn for fn in offered if (fn.__name__ not in HA_READERS if ha else fn.__name__ in ONE_PROMPT_TOOLS)]
     if not any(fn.__name__ == "halt" for fn in kept):
         raise LaresError("one-prompt needs the halt tool among the tools it is given, to answer or refuse.")

@@ -147,7 +147,7 @@ def describe_tools(schemas: list[dict[str, Any]]) -> str:
 def _speaker(run: AgentRun) -> str:
     # who speaks and where; an instruction not from the owner says so, and an untrusted one its house rules
     return (speaker_line(getattr(run.toolbox.memory, "user", "")) + where_line(run.home, run.context.room)
-            + source_line(run.episode.source) + house_rules_of(run.toolbox, by_name=run.tool_set == "ha"))
+            + source_line(run.episode.source) + house_rules_of(run.toolbox, by_name=run.dialect.static))
 
 
 def _knowledge(run: AgentRun) -> list[dict[str, str]]:
@@ -187,7 +187,7 @@ def prompt_a(run: AgentRun, tools: str, history: list[dict[str, str]]) -> list[d
     """
     home = run.home
     system = PROMPT_A.format(name=home.name, description=home.description or "", speaker=_speaker(run), tools=tools)
-    if run.tool_set == "ha":  # the static context has no states: Home Assistant's rules say where they are
+    if run.dialect.static:  # the static context has no states: Home Assistant's rules say where they are
         system = system.replace(LARES_KNOWLEDGE, HA_KNOWLEDGE)
     messages = [{"role": "system", "content": system}, *_knowledge(run), *history,
                 {"role": "user", "content": run.episode.instruction}]

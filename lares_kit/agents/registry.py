@@ -27,9 +27,8 @@ from ..knowledge.modes import KNOWLEDGE_FORMATS, get_live_context, use_id_enums
 from ..memory.agent_memory import MEMORY_TOOLS, Memory, MemoryStore
 from ..sentences.markers import source_line, speaker_line
 from ..tools.remote import RemoteTools
-from ..tools.toolbox import Toolbox, default_tools
+from ..tools.toolbox import Toolbox
 from .agent_run import AgentRun, RequestOptions, house_rules_of, where_line
-from .dialects import HA_ROLE_PROMPT, dialect_tools
 from .function_calling import FunctionCallingOptions, run_function_calling
 from .intent_action import run_intent_action
 from .one_prompt import one_prompt_setup, run_one_prompt
@@ -45,8 +44,8 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
                 monitor: Any) -> tuple[Toolbox, str, str]:
     """The Lares designs' Toolbox, role prompt and goal for one run (function-calling, intent-action, react).
 
-    ``tools`` default to the home's own (with ``run.tool_set == "ha"``: Home
-    Assistant's intent tools, ``ask_user`` and ``halt``, and its role prompt,
+    ``tools`` default to the home's own in the run's dialect (``run.dialect``: in Home
+    Assistant's, its intent tools, ``ask_user`` and ``halt``, and its role prompt,
     :mod:`~lares_kit.agents.dialects`); a memory adds ``recall`` and
     ``remember_preference``, the ``overview`` format adds
     ``get_live_context`` (the prompt then has no states). The goal names the
@@ -67,13 +66,13 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
         >>> ep.goal_prompt.endswith("This instruction comes from guest, not from the owner of the home.")
         True
     """
-    home, episode, ha = run.home, run.episode, run.tool_set == "ha"
+    home, episode, spoken = run.home, run.episode, run.dialect
     if isinstance(tools, RemoteTools):  # a remote home's tools (lares_kit.serve.client): the home catches up first
         tools.sync(home)
-    tools = list(tools if tools is not None else dialect_tools(home) if ha else default_tools(home))  # built once
+    tools = list(tools if tools is not None else spoken.tools(home))  # built once
     if memory is not None:
         tools += [fn for fn in MEMORY_TOOLS if fn not in tools]
-    if episode.knowledge_format == "overview" and not ha:  # no states in the prompt: the live-context tool has them
+    if episode.knowledge_format == "overview" and not spoken.static:  # no states: the live-context tool has them
         tools.insert(max(0, len(tools) - 2), get_live_context)  # before ask_user and halt
     style = run.prompts
     box = Toolbox(home, tools=tools, user=user, memory=memory, monitor=monitor, source=episode.source,
@@ -83,8 +82,8 @@ def lares_setup(run: AgentRun, tools: list[Callable[..., str]] | None, user: Any
     # line is said to the model too, and to an untrusted one the house rules it is held to (the policy is
     # enforced in the Toolbox regardless).
     goal = (style.goal + speaker_line(memory.user if memory is not None else "") + where_line(home, run.context.room)
-            + source_line(episode.source) + house_rules_of(box, by_name=ha))
-    return box, HA_ROLE_PROMPT if ha else style.role, goal
+            + source_line(episode.source) + house_rules_of(box, by_name=spoken.static))
+    return box, spoken.role_prompt or style.role, goal
 
 
 @dataclass(frozen=True)

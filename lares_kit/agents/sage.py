@@ -160,7 +160,7 @@ class SageTree:
         """Run one sub-agent on ``request`` in the same home; its halt message is the answer."""
         prompt, tools = SUB_AGENTS[kind]
         parent = self.run
-        ha = kind == "device" and parent.tool_set == "ha"  # Home Assistant's dialect: static context, intent tools
+        ha = kind == "device" and parent.dialect.static  # Home Assistant's dialect: static context, intent tools
         given = kind == "device" and self.device_tools is not None  # run_agent(..., tools=...): the device agent's
         steps = parent.max_steps if given else SUB_AGENT_MAX_STEPS  # with the robot a search is many calls
         if given:

@@ -239,13 +239,13 @@ def _move_clock(event: DuringEvent, home: Home, plan: Schedule, text: str) -> st
 
 
 # ------------------------------------------------------------- what it means
-def where_seen(change: str, knowledge: str, tool_set: str = "lares") -> str:
+def where_seen(change: str, knowledge: str, static: bool = False) -> str:
     """Where an agent can find out about a change: the part of the transcript a learner reads after it.
 
     Args:
         change: The event's kind: ``move``, ``set``, ``carry`` or ``clock``.
         knowledge: The episode's knowledge mode: ``latest``, ``initial`` or ``none``.
-        tool_set: The run's tool dialect: ``lares``, or ``ha`` (Home Assistant's static context has no states).
+        static: True when the run's knowledge is Home Assistant's static context (no states), as its dialect says.
 
     Examples:
         >>> where_seen("set", "latest"), where_seen("set", "initial")
@@ -257,7 +257,7 @@ def where_seen(change: str, knowledge: str, tool_set: str = "lares") -> str:
         return "no knowledge shows where things are: only a fresh look with the robot"
     if change == "clock":
         return "no knowledge shows the time: the safety policy reads the clock at every check"
-    if tool_set == "ha":
+    if static:
         return "the static context has no states: only GetLiveContext shows it"
     if knowledge == "latest":
         return "the latest knowledge shows it from the next request"

@@ -177,11 +177,11 @@ def build_mcp_server(service: HomeService, *, name: str = "lares-home") -> Serve
 
 def role_and_goal(service: HomeService) -> tuple[str, str]:
     """The role prompt of the served dialect and the goal prompt (with who speaks, for the safety policy)."""
-    from ..agents.dialects import HA_ROLE_PROMPT
+    from ..agents.dialects import dialect
     from ..agents.prompts import GOAL_PROMPT, ROLE_PROMPT
     from ..sentences.markers import source_line
 
-    role = HA_ROLE_PROMPT if service.tool_set == "ha" else ROLE_PROMPT
+    role = dialect(service.tool_set).role_prompt or ROLE_PROMPT
     return role, GOAL_PROMPT + source_line(service.source)
 
 

@@ -117,13 +117,13 @@ class HomeService:
     """
 
     def __init__(self, home: Home, *, tool_set: str = "lares", source: str = DEFAULT_SOURCE) -> None:
-        from ..agents.dialects import check_tool_set, dialect_tools  # the agents package imports the models
+        from ..agents.dialects import dialect  # the agents package imports the models
 
         self.home = home
-        self.tool_set = check_tool_set(tool_set)
+        self.tool_set = dialect(tool_set).name
         self.context = RunContext(source=source)
         self._user = _CallerAnswers()
-        self._tools = dialect_tools(home) if self.tool_set == "ha" else default_tools(home)
+        self._tools = dialect(tool_set).tools(home)
         self.toolbox = Toolbox(home, tools=self._tools, user=self._user, source=source)
         self._toolboxes: dict[str, Toolbox] = {source: self.toolbox}  # source -> its Toolbox (and safety gate)
         self._listeners: list[Listener] = []
