@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import html
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -66,13 +67,38 @@ class Incorrect(Exception):
     """The answer ran and is wrong; the message says which case, what was expected, what came back."""
 
 
+# nbgrader validate shows an error's lines indented by 4 and cut past 87 characters (its Validator.width, 90, less
+# the "..." it adds): a verdict wrapped at 80 is shown whole.
+VERDICT_WIDTH = 80
+
+
 class CheckFailed(AssertionError):
     """Raised by :meth:`Problem.assert_correct`: the answer is not correct yet (the verdict is the message).
 
     An nbgrader "autograder tests" cell gives its points only when it raises
     nothing. In a notebook the error shows as the verdict alone, with no
-    traceback (IPython calls ``_render_traceback_``).
+    traceback (IPython calls ``_render_traceback_``). The verdict is wrapped
+    in lines of at most :data:`VERDICT_WIDTH` characters, because ``nbgrader
+    validate`` cuts every longer line of an error it shows.
+
+    Examples:
+        >>> verdict = "… Not attempted (q1): " + "the answer is still ____ " * 6
+        >>> failed = CheckFailed.of(verdict)
+        >>> max(len(line) for line in str(failed).splitlines()) <= VERDICT_WIDTH
+        True
+        >>> str(failed).split() == verdict.split()  # every word kept, in order
+        True
     """
+
+    @classmethod
+    def of(cls, verdict: str) -> CheckFailed:
+        """The error for ``verdict``, each of its lines wrapped at :data:`VERDICT_WIDTH` (no word is lost).
+
+        Args:
+            verdict: The verdict as the check shows it (``str(Message)``).
+        """
+        return cls("\n".join(textwrap.fill(line, VERDICT_WIDTH, break_on_hyphens=False) or line
+                             for line in verdict.splitlines()))
 
     def _render_traceback_(self) -> list[str]:
         return [str(self)]
@@ -275,7 +301,7 @@ class Problem:
         verdict = self.verdict()
         verdict.show()
         if not verdict.passed:
-            raise CheckFailed(str(verdict))
+            raise CheckFailed.of(str(verdict))
 
     def hint(self, number: int | None = None) -> None:
         """Show the next hint (or hint ``number``); each call gives one more."""

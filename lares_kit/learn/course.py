@@ -198,8 +198,9 @@ def course_notebook(path: str | Path):
             seen["answer"].add(name)
         elif check is not None and check.group(1) in problems:
             problem = problems[check.group(1)]
+            # two short comment lines: `nbgrader validate` shows a failing cell's lines cut at about 80 characters
             cell.source = (f"# {problem.points} point{'s' if problem.points != 1 else ''}: the check you ran while "
-                           f"working; nbgrader counts it when it raises nothing.\n{problem.name}.assert_correct()")
+                           f"working;\n# nbgrader counts it when it raises nothing.\n{problem.name}.assert_correct()")
             cell.metadata["nbgrader"] = _grading(f"check-{problem.name}", points=problem.points, locked=True)
             seen["check"].add(problem.name)
         elif helper is not None:

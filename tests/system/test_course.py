@@ -89,7 +89,8 @@ def test_a_graded_check_shows_the_verdict_and_raises_unless_correct(capsys):
         with pytest.raises(CheckFailed) as failed:
             ex01.q1.assert_correct()
         shown = capsys.readouterr().out
-        assert shown.startswith("✗ Not yet (q1)") and failed.value._render_traceback_() == [shown.strip()]
+        assert shown.startswith("✗ Not yet (q1)") and failed.value._render_traceback_() == [str(failed.value)]
+        assert str(failed.value).split() == shown.split()  # the verdict shown, wrapped for nbgrader validate
         assert "graded copy" in ex01.q1.solution_message().text
         assert "(the last one)" in ex01.q1.hint_message(2).text  # no pointer to .solution()
     finally:
@@ -203,6 +204,11 @@ def test_a_term_with_nbgrader_release_submit_autograde_feedback(tmp_path):
             home.mkdir(exist_ok=True)
             nb("fetch_assignment", name, "--course", COURSE_ID, cwd=home)
             _fill(home / name / f"{name}.ipynb", answers)
+            if student == "grace":  # as a student checks before submitting: every verdict shown whole
+                shown = nb("validate", f"{name}/{name}.ipynb", cwd=home)
+                assert "VALIDATION FAILED" in shown and "The error was:" in shown, shown[-3000:]
+                cut = [line for line in shown.splitlines() if line.endswith("...")]
+                assert not cut, f"nbgrader validate cut these lines of {name}:\n" + "\n".join(cut)
             # One machine plays both students: --student names them (on a hub, nbgrader takes the login name).
             nb("submit", name, "--course", COURSE_ID, f"--student={student}", cwd=home)
         nb("collect", name)
