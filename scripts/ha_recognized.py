@@ -11,7 +11,7 @@ file's name gives one. Compare the totals with what the offline model passes
 (``lares bench --ha-dataset DIR``): what hassil does not match is left to the
 hand-written rules, which read English only. ::
 
-    .venv/bin/python scripts/ha_recognized.py tests/fixtures/ha/lares-mini
+    .venv/bin/python scripts/ha_recognized.py lares-mini
     .venv/bin/python scripts/ha_recognized.py ~/home-assistant-datasets/datasets/intents
 
 A home without ``_fixtures.yaml`` has no names to match; its sentences are
@@ -131,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="a home (a folder with _fixtures.yaml) or a dataset folder")
     args = parser.parse_args(argv)
+    from lares_kit.bench.suites.ha_dataset import ha_dataset_path  # "lares-mini": the dataset lares_kit ships
+
+    args.folder = ha_dataset_path(args.folder)
     folders = homes(args.folder) if args.folder.is_dir() else []
     if not folders:
         print(f"{args.folder}: no task files here or below; name a home or a dataset folder", file=sys.stderr)

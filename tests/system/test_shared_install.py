@@ -298,7 +298,7 @@ def test_bench_records_and_imported_worlds_go_to_the_users_folders_by_default(tm
     monkeypatch.setenv("LARES_DATA", str(tmp_path / "data"))
     (tmp_path / "cwd").mkdir()
     monkeypatch.chdir(tmp_path / "cwd")  # where a student's terminal happens to be: the repository, say
-    dataset = Path(__file__).resolve().parents[1] / "fixtures" / "ha" / "lares-mini"
+    dataset = Path(__file__).resolve().parents[2] / "lares_kit" / "data" / "ha" / "lares-mini"
     assert main(["import-ha", str(dataset)]) == 0
     assert (tmp_path / "data" / "worlds" / "lares-mini" / "tasks" / "lares-mini.yaml").exists()
     assert main(["bench", "--suite", "lares-home", "--limit", "1", "--agent", "intent-action"]) == 0

@@ -33,6 +33,7 @@ import copy
 import hashlib
 import os
 from dataclasses import replace
+from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -48,7 +49,8 @@ from .ha_fixtures import HADatasetError, fixtures_world, ha_attributes, slug, un
 from .tasks import ID_PATTERN, Expect, Setup, Task, UserScript, load_suite
 from .validate import Validator
 
-__all__ = ["CARD", "FIXTURES", "HADataset", "HADatasetError", "ha_oracle_steps", "import_ha", "load_ha_dataset"]
+__all__ = ["BUNDLED", "CARD", "FIXTURES", "HADataset", "HADatasetError", "ha_dataset_path", "ha_oracle_steps",
+           "import_ha", "load_ha_dataset"]
 
 FIXTURES = "_fixtures.yaml"
 CARD = "dataset_card.yaml"
@@ -56,6 +58,30 @@ TEST_KEYS = {"sentences", "setup", "context_device", *HA_KEYS}
 ID_AT_MOST = 90  # characters of a task or world id; a longer one is cut and a short hash of it added
 FOLDER_DEPTH = 16  # folders below DIR searched for homes; the public datasets put theirs one or two down
 FOLDERS_AT_MOST = 20_000  # folders searched at most
+
+
+# The datasets that ship inside lares_kit (lares_kit/data/ha/), found by name wherever the package is installed.
+BUNDLED = ("lares-mini",)
+
+
+def ha_dataset_path(path_or_name: str | os.PathLike) -> Path:
+    """The folder a dataset argument names: the path itself, else a dataset shipped with lares_kit by its name.
+
+    A folder of that name in the working folder wins, so a learner's own copy of ``lares-mini`` is read there.
+
+    Args:
+        path_or_name: A home or dataset folder, or the name of a bundled dataset (:data:`BUNDLED`).
+
+    Examples:
+        >>> ha_dataset_path("lares-mini").parts[-3:]
+        ('data', 'ha', 'lares-mini')
+        >>> str(ha_dataset_path("datasets/assist-mini"))
+        'datasets/assist-mini'
+    """
+    path = Path(path_or_name)
+    if str(path_or_name) in BUNDLED and path_kind(path) == "missing":
+        return Path(str(resources.files("lares_kit").joinpath("data", "ha", str(path_or_name))))
+    return path
 
 
 class HADataset(NamedTuple):
@@ -132,10 +158,10 @@ def load_ha_dataset(path: str | os.PathLike) -> HADataset:
 
     Args:
         path: A home (a folder with ``_fixtures.yaml`` and task files) or a dataset (a folder of homes,
-            e.g. a clone's ``datasets/assist-mini``).
+            e.g. a clone's ``datasets/assist-mini``), or ``lares-mini``, the small dataset lares_kit ships.
 
     Examples:
-        >>> worlds, tasks = load_ha_dataset("tests/fixtures/ha/lares-mini")
+        >>> worlds, tasks = load_ha_dataset("lares-mini")
         >>> len(worlds) >= 2, tasks[0].world in worlds, tasks[0].suite
         (True, True, 'lares-mini')
         >>> load_ha_dataset("no/such/folder")
@@ -143,7 +169,7 @@ def load_ha_dataset(path: str | os.PathLike) -> HADataset:
         ...
         lares_kit.bench.suites.ha_fixtures.HADatasetError: no/such/folder: folder not found; name a home ...
     """
-    _, worlds, _, tasks = _read(Path(path))
+    _, worlds, _, tasks = _read(ha_dataset_path(path))
     return HADataset(worlds, tasks)
 
 
@@ -257,7 +283,7 @@ def ha_oracle_steps(task: Task, world: Home, seed: int = 0) -> int:
         seed: The set-up's seed (only a set-up that shuffles items uses it).
 
     Examples:
-        >>> data = load_ha_dataset("tests/fixtures/ha/lares-mini")
+        >>> data = load_ha_dataset("lares-mini")
         >>> task = next(t for t in data.tasks if t.instruction == "turn on the kitchen light")
         >>> ha_oracle_steps(task, data.worlds[task.world])
         2
@@ -315,21 +341,21 @@ def import_ha(path: str | os.PathLike, out_dir: str | os.PathLike) -> list[Path]
 
     Examples:
         >>> import tempfile
-        >>> written = import_ha("tests/fixtures/ha/lares-mini", tempfile.mkdtemp())
+        >>> written = import_ha("lares-mini", tempfile.mkdtemp())
         >>> [p.parent.name for p in written][-1], written[-1].name
         ('tasks', 'lares-mini.yaml')
-        >>> import_ha("tests/fixtures/ha/lares-mini", "tests/fixtures/ha/lares-mini/dataset_card.yaml")
+        >>> import_ha("lares-mini", "pyproject.toml")
         Traceback (most recent call last):
         ...
-        lares_kit.errors.LaresError: cannot import into tests/fixtures/ha/lares-mini/dataset_card.yaml: it is a \
-file, not a folder; name a folder with --out DIR (it is made if missing)
+        lares_kit.errors.LaresError: cannot import into pyproject.toml: it is a file, not a folder; name a folder \
+with --out DIR (it is made if missing)
     """
     from ...files.yamldata import dump_yaml
 
-    out = Path(out_dir)
-    _check_root(Path(path))
+    out, root = Path(out_dir), ha_dataset_path(path)
+    _check_root(root)
     _check_out(out, out / "tasks")  # before reading the dataset: a wrong --out is known at once
-    name, _, datas, tasks = _read(Path(path))
+    name, _, datas, tasks = _read(root)
     if not tasks:
         raise HADatasetError(str(path), "", "no task file here holds a test with sentences; nothing to import")
     suite_id = _short_id(name)

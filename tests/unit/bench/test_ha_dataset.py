@@ -1,6 +1,6 @@
 """Home Assistant's evaluation format: reading homes and datasets, the whole-home state diff, running them as suites.
 
-The fixtures in tests/fixtures/ha/lares-mini are this project's own (three made-up homes, plain requests),
+The fixtures in lares_kit/data/ha/lares-mini are this project's own (three made-up homes, plain requests),
 written in the format of the home-assistant-datasets project; nothing here reads or imitates its data.
 Episodes are scripted through the real Toolbox, as in test_bench_checks, so a check's verdict is about
 the check, never about a model.
@@ -27,7 +27,7 @@ from lares_kit.bench.suites.tasks import Expect, load_suite, task_home
 from lares_kit.ha.domains import HA_DOMAINS, from_ha, to_ha
 from lares_kit.tools.toolbox import default_tools
 
-DATASET = Path(__file__).resolve().parents[2] / "fixtures" / "ha" / "lares-mini"
+DATASET = Path(__file__).resolve().parents[3] / "lares_kit" / "data" / "ha" / "lares-mini"
 MAPLE = DATASET / "maple-house"
 # The domains the issue asks for; every one appears in the fixtures.
 DOMAINS = {"light", "switch", "fan", "cover", "lock", "valve", "climate", "media_player", "vacuum", "todo", "sensor",

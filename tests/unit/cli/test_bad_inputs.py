@@ -23,7 +23,7 @@ import pytest
 from lares_kit.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[3]
-DATASET = ROOT / "tests" / "fixtures" / "ha" / "lares-mini"
+DATASET = ROOT / "lares_kit" / "data" / "ha" / "lares-mini"
 EXERCISES = ROOT / "exercises"
 DEADLINE = 120  # seconds a command in its own process may take; each answers in a few
 BENCH = ["bench", "--suite", "lares-home", "--tasks", "lh-kitchen-on", "--agent", "intent-action"]

@@ -1,7 +1,7 @@
 """The offline model in Home Assistant's dialect, and the general wordings its rules gained with it.
 
 Sentences are our own everyday wordings (not from any evaluation set). The HA-dialect runs use the fixture
-homes in tests/fixtures/ha (written for these tests) through ``tool_set="ha"``: the static context has no
+homes of lares-mini (lares_kit/data/ha, written for these tests) through ``tool_set="ha"``: the static context has no
 states, so the model reads them with GetLiveContext before it answers.
 """
 
@@ -14,7 +14,7 @@ from lares_kit.bench import load_ha_dataset
 from lares_kit.bench.suites.tasks import task_home
 from lares_kit.tools.users import ScriptedUser
 
-DATASET = load_ha_dataset("tests/fixtures/ha/lares-mini")
+DATASET = load_ha_dataset("lares-mini")
 
 
 def _home(world_fragment: str):
