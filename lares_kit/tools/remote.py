@@ -10,13 +10,19 @@ the tools of an MCP server.
 
 from __future__ import annotations
 
+import abc
+from typing import Any
+
 from ..home.graph import Home
 
 __all__ = ["RemoteTools"]
 
 
-class RemoteTools(list):
+class RemoteTools(list, metaclass=abc.ABCMeta):
     """Tool functions served by another process; :meth:`sync` brings a local Home up to date with it.
+
+    An abstract base: a subclass says how its home catches up, and one that does not cannot be made (as an
+    ``abc.ABC`` would refuse it; a ``list`` subclass needs the check in ``__new__``).
 
     Examples:
         >>> class Far(RemoteTools):
@@ -26,17 +32,21 @@ class RemoteTools(list):
         >>> home = load_world("lares-home")
         >>> Far().sync(home); home.extra["synced"]
         True
-        >>> RemoteTools().sync(home)
+        >>> RemoteTools()
         Traceback (most recent call last):
         ...
-        NotImplementedError: RemoteTools.sync: a remote home's tools say how the local home catches up
+        TypeError: RemoteTools must say how the local home catches up: define sync(home)
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> RemoteTools:
+        if cls.__abstractmethods__:
+            raise TypeError(f"{cls.__name__} must say how the local home catches up: define sync(home)")
+        return super().__new__(cls, *args, **kwargs)
+
+    @abc.abstractmethod
     def sync(self, home: Home) -> None:
         """Bring ``home`` up to date with the remote home (its devices' states, where things are).
 
         Args:
             home: The run's local copy of the home.
         """
-        raise NotImplementedError(f"{type(self).__name__}.sync: a remote home's tools say how the local home "
-                                  "catches up")
