@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import hashlib
 import json
 import os
 import platform
@@ -58,7 +59,8 @@ def forget_unfinished(folder: Path) -> None:
     done = {json.loads(line)["session"] for line in _lines(folder / "episodes.jsonl")}
     for path in folder.glob("session-*.jsonl"):
         if path.name not in done:
-            print(f"  removing {path.relative_to(ROOT)}: its episode did not finish", flush=True)
+            shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path  # --root may be anywhere
+            print(f"  removing {shown}: its episode did not finish", flush=True)
             path.unlink()
 
 
@@ -102,7 +104,7 @@ def write_readme(folder: Path, model: str) -> None:
         pass
     text = [f"# Recorded episodes of `{model}`", "",
             f"- model: `{model}`{f' -- {weights.title}' if weights is not None else ''}",
-            f"- weights: SHA-256 `{getattr(weights, 'sha256', 'see lares_kit/models/local/catalog.py')}`",
+            f"- weights: {_weights_hash(model, weights)}",
             f"- recorded: {date.today().isoformat()}, on {os.cpu_count()} cores of {cpu}",
             f"- command: `.venv/bin/python {RECORD_SCRIPT} --model {model}` (resumable; `--again` starts over)",
             f"- episodes: {len(rows)}, each at most {MAX_STEPS} steps, greedy decoding (temperature 0, fixed seed)",
@@ -110,6 +112,23 @@ def write_readme(folder: Path, model: str) -> None:
             "measured then (wall seconds on the machine above). Replay with `--model replay:<this folder>`, or",
             "`lares_kit.bench.recorded.replay(...)`. Do not edit these files: record again instead.", ""]
     (folder / "README.md").write_text("\n".join(text), encoding="utf-8")
+
+
+def _weights_hash(model: str, weights) -> str:
+    """The README's weights line: the SHA-256 lares_kit pins, else that of the file the episodes were recorded with."""
+    sha = getattr(weights, "sha256", None)
+    if sha:
+        return f"SHA-256 `{sha}`"
+    try:
+        from lares_kit.models.local.llama import gguf_path
+
+        digest = hashlib.sha256()
+        with gguf_path(model).open("rb") as weights_file:
+            for block in iter(lambda: weights_file.read(1 << 20), b""):
+                digest.update(block)
+    except Exception as exc:  # noqa: BLE001 -- the README says why instead
+        return f"SHA-256 not known here ({exc})"
+    return f"SHA-256 `{digest.hexdigest()}` (of the file recorded with; its package's version pins it)"
 
 
 _LOCK: list[int] = []  # the root folder's descriptor, locked while this process records

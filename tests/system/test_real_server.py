@@ -4,7 +4,7 @@ The server is started once for the module, on a free loopback port, with
 the recipe of ``docs/models.md``: the GGUF's own chat template (no
 ``--chat_format``: ``chatml-function-calling`` HTML-escapes every message
 and drops ``role: "tool"`` content), ``--n_ctx 8192`` (the default 2,048 is
-too small for a prompt with the home in it), 2 threads and a fixed seed. The
+too small for a prompt with the home in it), 1 thread and a fixed seed. The
 toolkit is told what it talks to with ``LARES_SERVER=llamacpp``.
 
 What is asserted is the protocol, not the 135M model's skill: the server's
@@ -54,9 +54,9 @@ class LlamaServer:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
         self.log = log
-        # The recipe of docs/models.md; --seed and 2 threads so a run repeats and leaves a core to the client.
+        # The recipe of docs/models.md; --seed so a run repeats; one thread: the suite's other worker has a core.
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()), "--host", "127.0.0.1",
-               "--port", str(self.port), "--n_ctx", "8192", "--n_threads", "2", "--n_threads_batch", "2",
+               "--port", str(self.port), "--n_ctx", "8192", "--n_threads", "1", "--n_threads_batch", "1",
                "--seed", "0"]
         with open(log, "wb") as out:
             self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -106,7 +106,7 @@ def measured():
     """Per run: (name, chat requests, 4xx/5xx answers, seconds, status); printed at the end of the module."""
     rows: list[tuple[str, int, int, float, str]] = []
     yield rows
-    print("\nllama.cpp server (SmolLM2-135M, n_ctx 8192, 2 threads):")
+    print("\nllama.cpp server (SmolLM2-135M, n_ctx 8192, 1 thread):")
     for name, requests, errors, seconds, status in rows:
         print(f"  {name:28s} {requests:3d} requests  {errors} 4xx/5xx  {seconds:6.1f} s  {status}")
 
@@ -153,11 +153,12 @@ def test_the_lares_scenarios_run_end_to_end(server, measured, name):
     from lares_kit.models import make_client
     from lares_kit.tools.users import ScriptedUser
 
+    # two steps: the second request carries the first call and its result (what the server must accept)
     scenario = next(s for s in LARES_SCENARIOS if s.name == name)
     client = make_client(MODEL, api_key="unused", base_url=server.base_url, max_retries=0, timeout=300)
     since, start = len(server.answers()), time.perf_counter()
     episode = run_agent(scenario.instruction, load_world("lares-home", seed=scenario.seed), model=MODEL,
-                        client=client, user=ScriptedUser(answers=list(scenario.answers)), max_steps=3,
+                        client=client, user=ScriptedUser(answers=list(scenario.answers)), max_steps=2,
                         context=RunContext(server="llamacpp"))
     seconds, answers = time.perf_counter() - start, chat_answers(server, since)
     success = scenario.check(episode)

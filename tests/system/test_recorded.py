@@ -2,7 +2,8 @@
 
 Replay answers only byte-identical requests, so a change to a prompt, a tool or a world that these episodes
 cover makes them stale; this test then fails with a sentence naming the script that records them again. The
-``local`` test records one short episode live and checks its first request is the shipped one's, byte for byte.
+``local`` test runs ``lares run --model local-qwen --record`` for one step and checks its first request is the
+shipped one's, byte for byte (``tests/unit/bench/test_record_script.py`` tests the recording script's bookkeeping).
 """
 
 from __future__ import annotations
@@ -69,19 +70,34 @@ def first_request(session) -> str:
 
 @pytest.mark.local
 @pytest.mark.slow
-def test_a_live_recording_asks_what_the_shipped_one_asked(tmp_path):
-    # Qwen's first request in the kitchen scenario, made again now: the code still asks what it asked then.
+def test_lares_run_with_local_qwen_asks_what_the_shipped_recording_asked(tmp_path):
+    # Qwen's first request in the kitchen scenario, made again now through the command line: it runs, and the code
+    # still asks what it asked when the lessons' episodes were recorded (a stale recording is named, with the fix).
     pytest.importorskip("llama_cpp")
+    import os
+    import subprocess
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-    from record_real_models import record
+    from lares_kit.models.local.catalog import QWEN_PARTS, part_files
+    from lares_kit.models.local.llama import LocalModelMissing
 
+    try:
+        part_files(QWEN_PARTS)
+    except LocalModelMissing as exc:
+        pytest.skip(str(exc))
     episode = Recorded("local-qwen", "function-calling", "kitchen")
     shipped = SHIPPED[episode.key]
-    record(episode, tmp_path, max_steps=1)
-    live = first_request(next((tmp_path / "local-qwen").glob("session-*.jsonl")))
-    first = first_request(RECORDED_ROOT / "local-qwen" / shipped["session"])
-    assert live == first, \
+    env = {**os.environ, "LARES_PROGRESS": "0", "LARES_LOCAL_THREADS": "1"}
+    cmd = [sys.executable, "-m", "lares_kit.cli.commands", "run", "turn on the light in the kitchen", "--model",
+           "local-qwen", "--agent", "function-calling", "--max-steps", "1", "--record", str(tmp_path), "--json"]
+    run = subprocess.run(cmd, cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,
+                         timeout=900, check=False)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    result = json.loads(run.stdout[run.stdout.index("{"):])
+    assert result["model"] == "local-qwen" and result["llm_calls"] == 1 and result["steps"]
+    assert result["steps"][0]["tool"] in {"set_light", "toggle_light", "halt", "look_with_robot", "move_robot",
+                                          "ask_user"}
+    live = first_request(next(tmp_path.glob("session-*.jsonl")))
+    assert live == first_request(RECORDED_ROOT / "local-qwen" / shipped["session"]), \
         STALE.format(key=episode.key, why="its first request differs")
