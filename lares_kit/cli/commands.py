@@ -1,4 +1,4 @@
-"""The ``lares`` command: worlds (list, check, generate), run, demo, bench, import-ha, serve-model, serve-home, course.
+"""The ``lares`` command: worlds (list, check, generate), run, demo, bench, import-ha, serve-model, serve-home, course, lessons.
 
 Each subcommand is a thin wrapper over the library; the work happens in the
 module named beside it. Mistakes a learner can fix (a bad world file, a
@@ -9,6 +9,7 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -43,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     worlds.add_argument("--floors", type=int, default=None, help="generate: floors (default: one per 100 rooms)")
     worlds.add_argument("--seed", type=int, default=0, help="generate: the same seed gives the same world")
     worlds.add_argument("--out", default=None, help="generate: write the world file here (default: print it)")
+
+    lessons = sub.add_parser("lessons", help="copy the notebooks and exercises into a folder of yours, to run there")
+    lessons.add_argument("folder", help="where to put them (made if missing; files already there are kept)")
 
     run = sub.add_parser("run", help="run one instruction with an agent")
     run.add_argument("instruction")
@@ -401,6 +405,9 @@ def _main(args: argparse.Namespace) -> int:
         if args.command == "serve-home":
             from ..serve.app import cli_serve_home
             return cli_serve_home(args)
+        if args.command == "lessons":
+            from ..learn.lessons import cli_lessons
+            return cli_lessons(args)
         if args.command == "course":
             from ..learn.course import cli_course
             return cli_course(args)
@@ -410,6 +417,9 @@ def _main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("lares: stopped", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `lares worlds | head`: the reader has what it wanted; no traceback at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0
 
 

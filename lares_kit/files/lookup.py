@@ -29,8 +29,9 @@ from .reading import path_kind, read_data_file
 __all__ = ["WORLD_DIRS", "FileKind", "files_by_id", "find_by_id_or_path", "read_by_id_or_path"]
 
 # Where files are looked up by id, after the folders in $LARES_WORLDS
-# (os.pathsep-separated): the repo's worlds/ beside the package, then ./worlds.
-WORLD_DIRS = [Path(__file__).resolve().parents[2] / "worlds", Path("worlds")]
+# (os.pathsep-separated): the package's worlds (lares_kit/data/worlds: in a checkout, a link to its worlds/), then
+# ./worlds.
+WORLD_DIRS = [Path(__file__).resolve().parents[1] / "data" / "worlds", Path("worlds")]
 
 
 @dataclass(frozen=True)

@@ -91,15 +91,17 @@ def answer_tag(cell: dict) -> str | None:
 
 
 def exercises_dir() -> Path:
-    """The ``exercises/`` folder of this checkout (the notebooks are not part of the installed package).
+    """The exercise notebooks the package carries (``lares_kit/data/lessons/exercises``; a checkout's ``exercises/``).
 
     Raises:
-        LaresError: lares_kit was installed without its repository; pass the folder yourself.
+        LaresError: the package carries none (a damaged install); pass the folder yourself.
     """
-    folder = Path(__file__).resolve().parents[2] / "exercises"
+    from .lessons import LESSONS_ROOT
+
+    folder = LESSONS_ROOT / "exercises"
     if not (folder / f"{EXERCISES[0]}.ipynb").exists():
-        raise LaresError(f"found no exercise notebooks in {folder}: lares_kit seems installed without its "
-                         "repository. Clone it and pass its folder: lares course build DIR --exercises REPO/exercises")
+        raise LaresError(f"found no exercise notebooks in {folder}: reinstall lares_kit, or pass the folder: "
+                         "lares course build DIR --exercises FOLDER")
     return folder
 
 

@@ -8,7 +8,10 @@ would also pin every repr, figure size and widget placeholder, so an
 unrelated library change would break a lesson without teaching anything.
 
 The run happens in one subprocess so it can be timed as a whole: the budget
-is two minutes for every notebook on a 2-core machine.
+is two minutes for every notebook on a 2-core machine. It runs the notebooks as a
+learner gets them: a wheel built from this checkout, installed in a new venv,
+the lessons copied out with ``lares lessons`` into a folder outside the
+repository, and run from there (nothing may reach back into the checkout).
 """
 
 from __future__ import annotations
@@ -83,18 +86,69 @@ def test_notebook_is_committed_with_clean_outputs(path):
     assert any("# NBVAL_CHECK_OUTPUT" in c.source for c in code_cells), f"{path.name}: nothing is output-checked"
 
 
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The toolkit as a learner gets it: a wheel built from this checkout, installed in a new venv, the lessons copied.
+
+    The venv borrows the test environment's other packages (a path line to its site-packages, whose ``.pth`` files,
+    the checkout's editable install among them, are not read), so no dependency is downloaded; ``lares_kit`` itself
+    is the wheel's copy. ``lares lessons`` copies the notebooks and exercises into a folder outside the repository.
+    """
+    import sysconfig
+
+    tmp = tmp_path_factory.mktemp("installed")
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp)],
+                           capture_output=True, text=True, timeout=600, check=False)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    wheel = next(tmp.glob("lares_kit-*.whl"))
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LARES_WORLDS", "VIRTUAL_ENV")}
+    done = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+                          capture_output=True, text=True, timeout=300, check=False, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lessons = tmp / "lessons"
+    copied = subprocess.run([str(venv / "bin" / "lares"), "lessons", str(lessons)], capture_output=True, text=True,
+                            timeout=120, check=False, env=env, cwd=tmp)
+    assert copied.returncode == 0, copied.stderr
+    return {"python": python, "lessons": lessons, "env": env, "said": copied.stdout, "site": site}
+
+
+def test_the_wheel_carries_the_course_and_the_lessons_copy_out(installed):
+    python, env = installed["python"], installed["env"]
+    where = subprocess.run([str(python), "-c", "import lares_kit, lares_kit.home.worlds as w; "
+                            "print(lares_kit.__file__); print(len(w.world_paths()))"],
+                           capture_output=True, text=True, check=True, env=env, cwd=installed["lessons"]).stdout.split()
+    assert Path(where[0]).is_relative_to(installed["site"]), f"lares_kit came from {where[0]}, not the wheel"
+    assert int(where[1]) >= 7  # the world files travel in the wheel
+    lessons = installed["lessons"]
+    assert sorted(p.name for p in (lessons / "notebooks").glob("*.ipynb")) == sorted(p.name for p in NOTEBOOKS)
+    assert sorted(p.name for p in (lessons / "exercises").glob("*.ipynb")) \
+        == sorted(p.name for p in (ROOT / "exercises").glob("*.ipynb"))
+    assert "00_start_here.ipynb to begin" in installed["said"]
+
+
 @pytest.mark.slow
-def test_all_notebooks_pass_nbval(tmp_path, years_ahead):
+def test_all_notebooks_pass_nbval(installed, tmp_path, years_ahead):
+    # Every notebook, copied out by `lares lessons`, run under nbval from that folder with the wheel's toolkit.
     report = tmp_path / "nbval.xml"
-    env = {**os.environ, "LARES_PROGRESS": "0", "TQDM_DISABLE": "1", "LARES_MODEL": "offline"}
+    env = {**installed["env"], "LARES_PROGRESS": "0", "TQDM_DISABLE": "1", "LARES_MODEL": "offline"}
     env.pop("MPLBACKEND", None)  # the kernel chooses its inline backend
-    cmd = years_ahead([sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
-                       "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
+    copied = installed["lessons"] / "notebooks"
+    # Run from the lessons' folder with it as pytest's root: nothing of the checkout is on the command line (with
+    # the sanitizer's file in the checkout, nbval named every cell by that folder and two notebooks' cells collided).
+    sanitize = shutil.copy(ROOT / "tests" / "nbval_sanitize.cfg", installed["lessons"] / "nbval_sanitize.cfg")
+    cmd = years_ahead([str(installed["python"]), "-m", "pytest", "--rootdir", str(installed["lessons"]),
+                       "--nbval-lax", "--nbval-current-env", "--nbval-sanitize-with", str(sanitize),
                        "-p", "no:cacheprovider", "-q", "--junitxml", str(report), *TWO_AT_A_TIME,
-                       *(str(p) for p in NOTEBOOKS if p.stem not in LOCAL_NOTEBOOKS)])
+                       *(str(copied / p.name) for p in NOTEBOOKS if p.stem not in LOCAL_NOTEBOOKS)])
     start = time.perf_counter()
-    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=10 * BUDGET_SECONDS,
-                         check=False)
+    run = subprocess.run(cmd, cwd=installed["lessons"], env=env, capture_output=True, text=True,
+                         timeout=10 * BUDGET_SECONDS, check=False)
     seconds = time.perf_counter() - start
     assert run.returncode == 0, f"nbval failed:\n{run.stdout[-6000:]}\n{run.stderr[-2000:]}"
     per_notebook: dict[str, float] = defaultdict(float)

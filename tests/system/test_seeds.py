@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -14,15 +13,13 @@ from lares_kit.bench.suites.tasks import load_suite
 from lares_kit.errors import LaresError
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "seeds_table.py"
 QWEN_COLUMN = 3  # the recorded local-qwen column: read from recordings that a long job may still be adding to
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("seeds_table", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from lares_kit.bench import seeds_table
+
+    return seeds_table
 
 
 def _offline_parts(text: str) -> list[str]:
