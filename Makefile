@@ -15,8 +15,9 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 # Re-install only when the project's requirements change.
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml solutions/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	$(BIN)/python -m pip install -q -e solutions/  # the [solutions] extra: the exercises' reference answers
 	touch $(STAMP)
 
 install: $(STAMP)

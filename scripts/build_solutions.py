@@ -7,7 +7,7 @@ Usage (from the repo root; ``make solutions`` does this)::
     .venv/bin/python scripts/build_solutions.py --no-execute       # fill the cells, do not run them
 
 Each starter notebook marks its answer cells with the cell tag ``answer-qN``;
-``lares_kit/learn/solutions/exNN.py`` holds one ``# %% qN`` section per
+``solutions/lares_kit_solutions/exNN.py`` holds one ``# %% qN`` section per
 problem. This script pastes each section over its answer cell and writes
 ``exercises/solutions/<name>.ipynb`` -- executed, so the teacher sees every
 check pass. Those files are generated: they are git-ignored, never edited.
@@ -31,7 +31,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = ROOT / "exercises"
 OUT = EXERCISES / "solutions"
-SOLUTIONS = ROOT / "lares_kit" / "learn" / "solutions"
+SOLUTIONS = ROOT / "solutions" / "lares_kit_solutions"  # the [solutions] extra's files, in this checkout
 sys.path.insert(0, str(ROOT))  # lares_kit from this checkout, installed or not
 from lares_kit.learn.course import answer_tag  # noqa: E402  (the tag rule the nbgrader course uses too)
 
@@ -40,7 +40,7 @@ CELL_TIMEOUT = 120  # seconds
 
 
 def solution_file(notebook: Path) -> Path:
-    """``exercises/01_shortest_route.ipynb`` -> ``lares_kit/learn/solutions/ex01.py``.
+    """``exercises/01_shortest_route.ipynb`` -> ``solutions/lares_kit_solutions/ex01.py``.
 
     Args:
         notebook: An exercise notebook's path.

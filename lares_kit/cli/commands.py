@@ -1,4 +1,5 @@
-"""The ``lares`` command: worlds (list, check, generate), run, demo, bench, import-ha, serve-model, serve-home, course, lessons.
+"""The ``lares`` command: worlds (list, check, generate), run, demo, bench, import-ha, serve-model, serve-home,
+course, lessons.
 
 Each subcommand is a thin wrapper over the library; the work happens in the
 module named beside it. Mistakes a learner can fix (a bad world file, a

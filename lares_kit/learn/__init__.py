@@ -3,7 +3,7 @@
 :mod:`lares_kit.learn.checking` is the machinery (``q1.check()``,
 ``q1.hint()``, ``q1.solution()``, the placeholder ``____``); one module per
 exercise notebook (``ex01`` for ``exercises/01_shortest_route.ipynb``...)
-holds its problems; ``solutions/exNN.py`` holds the reference answers, apart
+holds its problems; ``lares_kit_solutions/exNN.py`` (the ``[solutions]`` extra) holds the reference answers, apart
 from the notebooks so a student does not see them by scrolling.
 
 >>> from lares_kit.learn import EXERCISES

@@ -20,7 +20,7 @@ never crashes its cell.
 Output is a :class:`Message`: short HTML in Jupyter (``_repr_html_``), plain
 text elsewhere, and nothing random or timed in either, so nbval can compare
 a check cell's output. The reference solutions live apart from the starter
-notebooks, in ``lares_kit/learn/solutions/exNN.py`` (one ``# %% qN``
+notebooks, in ``lares_kit_solutions/exNN.py`` (one ``# %% qN``
 section per problem); ``q1.solution()`` shows that section on request.
 
 This module knows nothing about homes or agents: it runs tests and words
@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["PLACEHOLDER", "____", "NotAttempted", "Incorrect", "CheckFailed", "Message", "Problem", "Exercise",
+__all__ = ["NO_SOLUTIONS", "SOLUTIONS_PACKAGE", "solutions_folder",
+           "PLACEHOLDER", "____", "NotAttempted", "Incorrect", "CheckFailed", "Message", "Problem", "Exercise",
            "call", "expect_equal", "solution_sections", "OUTCOMES"]
 
 
@@ -235,6 +236,28 @@ def _short(value: Any, limit: int = 160) -> str:
 
 
 # ------------------------------------------------------------- solutions
+SOLUTIONS_PACKAGE = "lares_kit_solutions"  # the [solutions] extra: its own distribution, lares-kit-solutions
+NO_SOLUTIONS = ("The reference solutions are not installed here. For self-study, add them with "
+                "pip install \"lares-kit[solutions]\" (in a checkout: make); in a class, your teacher hands them out "
+                "after grading. The hints are all here: try .hint().")
+
+
+def solutions_folder() -> Path | None:
+    """Where the ``[solutions]`` extra's answer files are, found without importing it; None when not installed.
+
+    Examples:
+        >>> folder = solutions_folder()
+        >>> folder is None or (folder / "ex01.py").exists()
+        True
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec(SOLUTIONS_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
 def solution_sections(path: str | Path) -> dict[str, str]:
     """Split a solution file into its ``# %% qN`` sections: {"q1": code, ...}.
 
@@ -242,7 +265,7 @@ def solution_sections(path: str | Path) -> dict[str, str]:
     and so is a section with another name (``# %% wrong answers``, for tests).
 
     Args:
-        path: The solution file, e.g. ``lares_kit/learn/solutions/ex01.py``.
+        path: The solution file, e.g. ``lares_kit_solutions/ex01.py``.
 
     Examples:
         >>> import tempfile, os
@@ -353,6 +376,8 @@ class Problem:
         if self.exercise is not None and not self.exercise.show_solutions:
             return Message(self.name, "solution", "This is a graded copy: the reference solutions come from your "
                            "teacher after grading. The hints are all here: try .hint().")
+        if self.exercise is not None and solutions_folder() is None:
+            return Message(self.name, "solution", NO_SOLUTIONS)
         code = self.exercise.solutions().get(self.name, "") if self.exercise is not None else ""
         if not code:
             return Message(self.name, "solution", "No reference solution is stored for this problem.")
@@ -413,10 +438,13 @@ class Exercise:
             problem._hints_shown = 0
 
     @property
-    def solution_path(self) -> Path:
-        """``lares_kit/learn/solutions/exNN.py``: the reference answers, one ``# %% qN`` section each."""
-        return Path(__file__).parent / "solutions" / f"ex{self.notebook[:2]}.py"
+    def solution_path(self) -> Path | None:
+        """``lares_kit_solutions/exNN.py``: the reference answers, one ``# %% qN`` section each; None: not installed."""
+        folder = solutions_folder()
+        return None if folder is None else folder / f"ex{self.notebook[:2]}.py"
 
     def solutions(self) -> dict[str, str]:
         path = self.solution_path
+        if path is None:
+            return {}
         return solution_sections(path) if path.exists() else {}

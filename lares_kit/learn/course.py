@@ -4,7 +4,7 @@ nbgrader hands out assignments, collects them, grades them in a kernel and
 keeps the scores in a gradebook. This module turns each exercise notebook of
 ``exercises/`` into one of its *source* assignments, from the same two
 sources of truth the self-checking notebooks use -- the starter notebook and
-``lares_kit/learn/solutions/exNN.py`` -- so there is no second copy of any
+``lares_kit_solutions/exNN.py`` (the ``[solutions]`` extra) -- so there is no second copy of any
 exercise or solution to keep in sync:
 
 * an answer cell (tag ``answer-qN``) becomes an nbgrader **autograded
@@ -162,10 +162,11 @@ def course_notebook(path: str | Path):
 
     Args:
         path: An exercise notebook, e.g. ``exercises/01_shortest_route.ipynb``; its problems and
-            solutions come from ``lares_kit.learn.exercises.exNN`` and ``lares_kit/learn/solutions/exNN.py``.
+            solutions come from ``lares_kit.learn.exercises.exNN`` and ``lares_kit_solutions/exNN.py``.
 
     Raises:
-        LaresError: A problem has no answer cell, no check cell or no reference solution.
+        LaresError: A problem has no answer cell, no check cell or no reference solution, or the reference
+            solutions are not installed (the ``[solutions]`` extra).
     """
     path = Path(path)
     number = path.name[:2]
@@ -173,6 +174,9 @@ def course_notebook(path: str | Path):
         raise LaresError(f"{clip(str(path), 300)}: not one of the exercises (their names start with their number: "
                          f"{', '.join(EXERCISES)})")
     exercise = importlib.import_module(f"lares_kit.learn.exercises.ex{number}").EXERCISE
+    if exercise.solution_path is None:
+        raise LaresError("the course's source needs the reference solutions, which are not installed here: "
+                         "pip install \"lares-kit[solutions]\" on the teacher's machine (in a checkout: make)")
     problems = {p.name: p for p in exercise.problems}
     sections = exercise.solutions()
     nb = read_notebook(path)

@@ -194,7 +194,7 @@ def test_a_term_with_nbgrader_release_submit_autograde_feedback(tmp_path):
         assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
         return done.stdout + done.stderr
 
-    solutions = {name: solution_sections(ROOT / "lares_kit" / "learn" / "solutions" / f"ex{name[:2]}.py")
+    solutions = {name: solution_sections(ROOT / "solutions" / "lares_kit_solutions" / f"ex{name[:2]}.py")
                  for name in TERM}
     for name in TERM:
         nb("generate_assignment", name)

@@ -7,7 +7,7 @@ Each exercise is run twice:
   (``--nbval-lax``, cells marked ``# NBVAL_CHECK_OUTPUT``) re-runs the
   notebooks and finds the same outputs;
 * **the solution** -- the notebook with each answer cell replaced by its
-  section of ``lares_kit/learn/solutions/exNN.py`` (the same function as
+  section of ``lares_kit_solutions/exNN.py`` (the same function as
   ``make solutions``), run in a kernel: every verdict is "correct".
 
 Fast in-process tests check the same two facts without a kernel, and then,
@@ -79,7 +79,7 @@ def _module(name: str):
 
 
 def _solution(name: str):
-    return importlib.import_module(f"lares_kit.learn.solutions.ex{name[:2]}")
+    return importlib.import_module(f"lares_kit_solutions.ex{name[:2]}")
 
 
 def _verdicts(nb: nbformat.NotebookNode) -> dict[str, str]:

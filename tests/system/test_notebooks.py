@@ -97,7 +97,11 @@ def installed(tmp_path_factory):
     import sysconfig
 
     tmp = tmp_path_factory.mktemp("installed")
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp)],
+    # built from a copy: setuptools writes build/ and *.egg-info beside the sources, and a stale build/lib would
+    # put deleted files in the wheel (the links of lares_kit/data/ are copied as links: the wheel holds the files)
+    source = shutil.copytree(ROOT, tmp / "source", symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "runs", "course", "*.egg-info", "__pycache__", ".*_cache", "tmp"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(tmp)],
                            capture_output=True, text=True, timeout=600, check=False)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     wheel = next(tmp.glob("lares_kit-*.whl"))
@@ -130,6 +134,19 @@ def test_the_wheel_carries_the_course_and_the_lessons_copy_out(installed):
     assert sorted(p.name for p in (lessons / "exercises").glob("*.ipynb")) \
         == sorted(p.name for p in (ROOT / "exercises").glob("*.ipynb"))
     assert "00_start_here.ipynb to begin" in installed["said"]
+
+
+def test_a_classroom_install_has_no_answers_and_its_checks_still_work(installed):
+    # The wheel alone is a classroom's install: the [solutions] extra is not in it, qN.solution() says so in one
+    # sentence naming the extra, and a check still gives its verdict.
+    code = ("import importlib.util, networkx as nx; from lares_kit.learn.exercises import ex01; "
+            "print(importlib.util.find_spec('lares_kit_solutions') is None); "
+            "ex01.bind({'shortest_route': lambda g, a, b: nx.shortest_path(g, a, b)}); "
+            "print(ex01.q1.verdict().passed); print(ex01.q1.solution_message().text)")
+    said = subprocess.run([str(installed["python"]), "-c", code], capture_output=True, text=True, check=True,
+                          env=installed["env"], cwd=installed["lessons"]).stdout.splitlines()
+    assert said[:2] == ["True", "True"], said
+    assert said[2].startswith("The reference solutions are not installed here") and "lares-kit[solutions]" in said[2]
 
 
 @pytest.mark.slow
