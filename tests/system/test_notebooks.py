@@ -60,7 +60,10 @@ def test_notebook_opens_and_closes_like_a_lesson(path):
     assert 10 <= len(cells) <= 25, f"{path.name} has {len(cells)} cells; a lesson has 10-25"
     first, last = cells[0], cells[-1]
     assert first.cell_type == "markdown" and "what you will learn" in first.source.lower()
-    assert last.cell_type == "markdown" and "try this" in last.source.lower()
+    assert last.cell_type == "markdown" and "## What you saw" in last.source and "## Try this" in last.source
+    saw, _, tried = last.source.partition("## What you saw")[2].partition("## Try this")
+    bullets = [line for line in saw.splitlines() if line.startswith("- ")]
+    assert 3 <= len(bullets) <= 6 and tried.strip(), "a short 'What you saw' (3-6 bullets), then 'Try this'"
     assert re.search(r"exercises/\w+\.ipynb", last.source), "the closing cell names an exercise file"
     assert "offline model" in "".join(c.source for c in cells if c.cell_type == "markdown").lower()
 
