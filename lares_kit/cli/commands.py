@@ -180,6 +180,11 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--only", nargs="+", default=None, metavar="NAME",
                        help="just these exercises: 01_shortest_route, or just 01")
 
+    hub = course_sub.add_parser("hub", help="write a class hub's configuration: the formgrader for teachers only")
+    hub.add_argument("directory", metavar="DIR", help="where the role folders and the hub snippet go")
+    hub.add_argument("--teacher", action="append", required=True, metavar="NAME",
+                     help="a hub user who grades (repeat for each)")
+
     import_ha = sub.add_parser("import-ha", help="write a Home Assistant dataset as world files and a suite file")
     import_ha.add_argument("path", metavar="DIR", help="a home (a folder with _fixtures.yaml) or a dataset folder")
     import_ha.add_argument("--out", default=None, metavar="DIR",
@@ -409,6 +414,9 @@ def _main(args: argparse.Namespace) -> int:
         if args.command == "lessons":
             from ..learn.lessons import cli_lessons
             return cli_lessons(args)
+        if args.command == "course" and args.course_command == "hub":
+            from ..learn.hub import cli_hub
+            return cli_hub(args)
         if args.command == "course":
             from ..learn.course import cli_course
             return cli_course(args)
