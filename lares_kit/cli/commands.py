@@ -185,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
     hub.add_argument("--teacher", action="append", required=True, metavar="NAME",
                      help="a hub user who grades (repeat for each)")
 
+    progress = course_sub.add_parser("progress", help="who has run which check: the students' saved exercises")
+    progress.add_argument("directory", metavar="DIR", help="the class: one folder per student (a hub's /home)")
+    progress.add_argument("--only", nargs="+", default=None, metavar="NAME",
+                          help="just these exercises: 01_shortest_route, or just 01")
+
     import_ha = sub.add_parser("import-ha", help="write a Home Assistant dataset as world files and a suite file")
     import_ha.add_argument("path", metavar="DIR", help="a home (a folder with _fixtures.yaml) or a dataset folder")
     import_ha.add_argument("--out", default=None, metavar="DIR",
@@ -414,6 +419,9 @@ def _main(args: argparse.Namespace) -> int:
         if args.command == "lessons":
             from ..learn.lessons import cli_lessons
             return cli_lessons(args)
+        if args.command == "course" and args.course_command == "progress":
+            from ..learn.progress import cli_progress
+            return cli_progress(args)
         if args.command == "course" and args.course_command == "hub":
             from ..learn.hub import cli_hub
             return cli_hub(args)
