@@ -179,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the exercise notebooks (default: exercises/ of this checkout)")
     build.add_argument("--only", nargs="+", default=None, metavar="NAME",
                        help="just these exercises: 01_shortest_route, or just 01")
+    build.add_argument("--questions", action="store_true",
+                       help="also each lesson's conceptual questions, graded by hand (questions_NN, with rubrics)")
 
     hub = course_sub.add_parser("hub", help="write a class hub's configuration: the formgrader for teachers only")
     hub.add_argument("directory", metavar="DIR", help="where the role folders and the hub snippet go")

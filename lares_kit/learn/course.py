@@ -219,7 +219,7 @@ def course_notebook(path: str | Path):
 
 
 def build_course(directory: str | Path, exercises: str | Path | None = None,
-                 names: list[str] | None = None) -> list[Assignment]:
+                 names: list[str] | None = None, questions: bool = False) -> list[Assignment]:
     """Write an nbgrader course made from the exercises: ``nbgrader_config.py`` and ``source/``.
 
     Args:
@@ -227,6 +227,8 @@ def build_course(directory: str | Path, exercises: str | Path | None = None,
             nothing of nbgrader's own (``release/``, ``submitted/``, ``gradebook.db``...) is touched.
         exercises: The folder of exercise notebooks (default: this checkout's ``exercises/``).
         names: Only these exercises ("01_shortest_route", or just "01"); default: all of them.
+        questions: Also write each lesson's conceptual questions, graded by hand (``questions_NN``:
+            :mod:`lares_kit.learn.questions`), for the lessons of ``names`` (default: every lesson).
 
     Raises:
         LaresError: An unknown exercise name, or a notebook that cannot be made gradable.
@@ -263,6 +265,15 @@ def build_course(directory: str | Path, exercises: str | Path | None = None,
         if path_kind(source) == "missing":
             raise LaresError(f"{clip(str(source), 300)} does not exist: pass the exercises folder with --exercises")
         notebooks[name] = course_notebook(source)
+    if questions:
+        from .questions import load_questions, questions_notebook
+
+        lessons = load_questions()
+        for number in lessons:
+            if not names or any(number == w[:2] for w in names):
+                name = f"questions_{number}"
+                notebooks[name] = questions_notebook(number, lessons)
+                targets[name] = root / "source" / name / f"{name}.ipynb"
     built = []
     try:
         for name, nb in notebooks.items():
@@ -280,12 +291,12 @@ def build_course(directory: str | Path, exercises: str | Path | None = None,
 
 
 def cli_course(args) -> int:
-    """``lares course build DIR [--exercises DIR] [--only NAME ...]``: print what was written.
+    """``lares course build DIR [--exercises DIR] [--only NAME ...] [--questions]``: print what was written.
 
     Args:
-        args: The parsed command line (``directory``, ``exercises``, ``only``).
+        args: The parsed command line (``directory``, ``exercises``, ``only``, ``questions``).
     """
-    built = build_course(args.directory, args.exercises, args.only)
+    built = build_course(args.directory, args.exercises, args.only, questions=args.questions)
     for assignment in built:
         print(f"{assignment.points:3d} points  source/{assignment.name}/{assignment.name}.ipynb")
     total = sum(a.points for a in built)

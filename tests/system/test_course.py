@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -235,3 +236,32 @@ def test_a_term_with_nbgrader_release_submit_autograde_feedback(tmp_path):
                 assert "Not yet" in page if student == "grace" else "Correct" in page
     print(json.dumps(scores))
     shutil.rmtree(exchange, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ conceptual questions, graded by hand
+def test_a_lessons_questions_reach_students_without_their_rubrics(tmp_path):
+    from lares_kit.learn.questions import load_questions
+
+    lessons = load_questions()
+    assert len(lessons) == 19 and all(2 <= len(lesson["questions"]) <= 3 for lesson in lessons.values())
+    for lesson in lessons.values():
+        assert (ROOT / "notebooks" / f"{lesson['notebook']}.ipynb").exists()
+        for q in lesson["questions"]:  # the rubric's points add up to the question's, and it ends with a model
+            points = [int(n) for n in re.findall(r"^- (\d+) points?:", q["rubric"], re.MULTILINE)]
+            assert sum(points) == q["points"] and "A model answer:" in q["rubric"], q["id"]
+    course = tmp_path / "course"
+    out = subprocess.run([str(BIN / "lares"), "course", "build", str(course), "--only", "05", "--questions"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "source/questions_05/questions_05.ipynb" in out.stdout
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(tmp_path)}
+    done = subprocess.run(["nbgrader", "generate_assignment", "questions_05"], cwd=course, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    release = nbformat.read(course / "release" / "questions_05" / "questions_05.ipynb", as_version=4)
+    answers = [c for c in release.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert len(answers) == len(lessons["05"]["questions"])
+    assert all(c.source.strip() == "YOUR ANSWER HERE" for c in answers)  # the rubric stays with the teacher
+    points = sum(q["points"] for q in lessons["05"]["questions"])
+    assert sum(c.metadata["nbgrader"]["points"] for c in answers) == points
+    assert "Rubric" not in "".join(c.source for c in release.cells)
