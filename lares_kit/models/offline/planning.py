@@ -274,6 +274,9 @@ def _no_map(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
         return _control(b, [Change(lights[0].id, "on", goal.then == "on")], can,
                         f"You told me {goal.target_text} is in the {b.rooms[rooms[0]].name}. ")
     # The answer is quoted, not spliced in: it is the user's own sentence, with its own full stop.
+    if not rooms:  # "I'm not sure": it names no room, so it told nothing (never claim it did)
+        return _halt(f'Your answer ("{answer.strip()}") names no room I know, and without a map I cannot search for '
+                     f"{goal.target_text}: tell me the room, for example \"{goal.target_text} is in the bedroom\".")
     return _halt(f'You told me where {goal.target_text} is ("{answer.strip()}"), but without a map I cannot '
                  "check or do more.")
 

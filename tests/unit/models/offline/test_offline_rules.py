@@ -434,3 +434,19 @@ def test_the_sage_device_agent_reports_a_refusal_without_done(result, message):
     tools = [{"function": {"name": n}} for n in ("find_device", "get_capability_docs", "execute_command", "halt")]
     assert device_step(read_talk(messages, tools)) == ("halt", {"message_to_user": message})
     assert is_refusal(result) == message.startswith("Refused")
+
+
+def test_an_answer_that_names_no_room_is_not_taken_for_one():
+    # Without a map the model asks where the dog is; "I'm not sure" told it nothing, and its reply must not
+    # claim otherwise: it changes nothing, says the answer named no room, and says what would work.
+    from lares_kit import load_world, run_agent
+    from lares_kit.tools import ScriptedUser
+
+    home = load_world("lares-home")
+    before = {d: dict(dev.state) for d, dev in home.devices.items()}
+    episode = run_agent("turn on the light for my dog", home, agent="function-calling", knowledge="none",
+                        user=ScriptedUser(answers=["I'm not sure."]))
+    assert "You told me" not in episode.final_message
+    assert 'Your answer ("I\'m not sure.") names no room I know' in episode.final_message
+    assert "for example" in episode.final_message
+    assert {d: dev.state for d, dev in home.devices.items()} == before
