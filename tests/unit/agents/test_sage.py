@@ -209,3 +209,21 @@ def test_a_sub_agents_model_failure_exits_1_from_the_cli(capsys, monkeypatch):
     data = json.loads(capsys.readouterr().out)
     assert code == 1 and data["status"] == "model_error"
     assert "in the device agent: the server failed (HTTP 500" in data["final_message"]
+
+
+def test_a_team_that_is_not_on_changes_no_channel(tmp_path):
+    # The guide lists every channel after "Nothing on now matches": none is the game, so none is put on.
+    import json
+
+    from lares_kit.home.worlds import read_yaml, world_paths
+
+    data = read_yaml(world_paths()["sage-home"].read_text(encoding="utf-8"))
+    data["users"].append({"id": "olga", "name": "Olga", "profile": {"favourite team": "Edmonton Oilers"}})
+    path = tmp_path / "my-sage-home.json"  # a world file may be JSON, as generated worlds are
+    path.write_text(json.dumps(data), encoding="utf-8")
+    home = load_world(path)
+    before = {d: dict(dev.state) for d, dev in home.devices.items()}
+    episode = run_agent("put the game on the TV by the credenza", home, agent="sage",
+                        context=RunContext(person="olga"))
+    assert episode.final_message == "Nothing matching Edmonton Oilers is on TV right now."
+    assert {d: dev.state for d, dev in home.devices.items()} == before

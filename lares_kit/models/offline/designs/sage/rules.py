@@ -110,7 +110,10 @@ def _need(task: str) -> str | None:
 
 
 def _channel(guide: str, prefer: list[str], avoid: list[str]) -> tuple[str, str] | None:
-    # (number, line) of the best channel in a tv_guide result: one naming a preferred show first
+    # (number, line) of the best channel in a tv_guide result: one naming a preferred show first. A guide that
+    # found nothing lists every channel after saying so: none of them matches, so none is chosen.
+    if guide.startswith("Nothing on now matches"):
+        return None
     rows = re.findall(r"channel (\d+) \(([^)]*)\): ([^\[]*)\[([^\]]*)\]", guide)
     rows = [r for r in rows if not any(a and a.lower() in r[3].lower() for a in avoid)]
     rows.sort(key=lambda r: not any(p and p.lower() in r[2].lower() for p in prefer))
