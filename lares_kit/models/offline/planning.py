@@ -33,7 +33,7 @@ from .request_kinds.lists import recognise_list
 from .request_kinds.live_context import live_context_step
 from .request_kinds.remembering import memory_step, recognise_memory
 from .understanding import NOT_UNDERSTOOD, Change, Goal, daytime_answer, understand, yes_no_answer
-from .vocabulary import describe, rooms_in, words_of
+from .vocabulary import ROOM_WORDS, describe, has_word, rooms_in, words_of
 
 __all__ = ["STAND_IN", "Intention", "plan", "route"]
 
@@ -274,8 +274,10 @@ def _no_map(b: Beliefs, goal: Goal, can: set[str]) -> list[Intention]:
         return _control(b, [Change(lights[0].id, "on", goal.then == "on")], can,
                         f"You told me {goal.target_text} is in the {b.rooms[rooms[0]].name}. ")
     # The answer is quoted, not spliced in: it is the user's own sentence, with its own full stop.
-    if not rooms:  # "I'm not sure": it names no room, so it told nothing (never claim it did)
-        return _halt(f'Your answer ("{answer.strip()}") names no room I know, and without a map I cannot search for '
+    said = words_of(answer)
+    if not rooms and b.language == "en" and not any(has_word(said, w) for w in ROOM_WORDS):
+        # "I'm not sure": no word for a room at all, so it told nothing (never claim it did)
+        return _halt(f'Your answer ("{answer.strip()}") names no room, and without a map I cannot search for '
                      f"{goal.target_text}: tell me the room, for example \"{goal.target_text} is in the bedroom\".")
     return _halt(f'You told me where {goal.target_text} is ("{answer.strip()}"), but without a map I cannot '
                  "check or do more.")
