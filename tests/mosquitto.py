@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from installs import stop  # tests/installs.py
 from paho.mqtt.client import CallbackAPIVersion, Client
 
 MOSQUITTO = "/usr/sbin/mosquitto"
@@ -71,12 +72,7 @@ def running_mosquitto(folder: Path, config: str = "allow_anonymous true\n", list
             wait_until(lambda: accepting(port), 5, "mosquitto accepting connections")
         yield ports
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, timeout=5)
         log.close()
 
 

@@ -40,12 +40,12 @@ from ..errors import DataFileError, LaresError, brief, clip
 from ..files.atomic import unwritable, write_atomic
 from ..files.reading import parse_json, path_kind, read_text_file
 from . import EXERCISES
+from .nbgrader_cells import BEGIN, END, grading
 
 __all__ = ["COURSE_ID", "CONFIG", "answer_tag", "course_notebook", "build_course", "exercises_dir", "read_notebook",
            "Assignment"]
 
 COURSE_ID = "lares_kit"
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 SETUP_BIND = "bind(globals())"
 CHECK_CELL = re.compile(r"(?:# NBVAL_CHECK_OUTPUT\n)?(q\d+)\.check\(\)")
 HELP_CELL = re.compile(r"#(q\d+)\.hint\(\)\n#q\d+\.solution\(\)")
@@ -103,15 +103,6 @@ def exercises_dir() -> Path:
         raise LaresError(f"found no exercise notebooks in {folder}: reinstall lares_kit, or pass the folder: "
                          "lares course build DIR --exercises FOLDER")
     return folder
-
-
-def _grading(grade_id: str, *, solution: bool = False, points: int | None = None, locked: bool = False) -> dict:
-    # nbgrader's cell metadata (schema 3): an answer cell, an autograder test, or a read-only cell.
-    meta = {"grade": points is not None, "grade_id": grade_id, "locked": locked, "schema_version": 3,
-            "solution": solution, "task": False}
-    if points is not None:
-        meta["points"] = points
-    return meta
 
 
 def read_notebook(path: str | Path):
@@ -193,21 +184,21 @@ def course_notebook(path: str | Path):
             if SETUP_BIND not in cell.source:
                 raise LaresError(f"{path.name}: the first code cell does not call {SETUP_BIND}")
             cell.source = cell.source.replace(SETUP_BIND, "bind(globals(), solutions=False)")
-            cell.metadata["nbgrader"] = _grading("setup", locked=True)
+            cell.metadata["nbgrader"] = grading("setup", locked=True)
             setup_done = True
         elif name is not None:
             if name not in sections:
                 raise LaresError(f"{exercise.solution_path.name} has no '# %% {name}' section for {path.name}")
             cell.source = (f"{cell.source.rstrip()}\n{BEGIN}\n# The reference answer: nbgrader generate_assignment "
                            f"removes it from the students' copy.\n{sections[name]}\n{END}")
-            cell.metadata["nbgrader"] = _grading(f"answer-{name}", solution=True)
+            cell.metadata["nbgrader"] = grading(f"answer-{name}", solution=True)
             seen["answer"].add(name)
         elif check is not None and check.group(1) in problems:
             problem = problems[check.group(1)]
             # two short comment lines: `nbgrader validate` shows a failing cell's lines cut at about 80 characters
             cell.source = (f"# {problem.points} point{'s' if problem.points != 1 else ''}: the check you ran while "
                            f"working;\n# nbgrader counts it when it raises nothing.\n{problem.name}.assert_correct()")
-            cell.metadata["nbgrader"] = _grading(f"check-{problem.name}", points=problem.points, locked=True)
+            cell.metadata["nbgrader"] = grading(f"check-{problem.name}", points=problem.points, locked=True)
             seen["check"].add(problem.name)
         elif helper is not None:
             cell.source = f"#{helper.group(1)}.hint()"

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LaresError
+from .nbgrader_cells import BEGIN, END, grading
 
 __all__ = ["QUESTIONS_FILE", "load_questions", "questions_notebook"]
 
 QUESTIONS_FILE = Path(__file__).resolve().parent.parent / "data" / "questions.yaml"
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
 def load_questions(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
@@ -61,15 +61,6 @@ def load_questions(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     return {str(number): lesson for number, lesson in lessons.items()}
 
 
-def _grading(grade_id: str, *, points: int | None = None) -> dict:
-    # nbgrader's cell metadata (schema 3): a read-only question, or an answer graded by hand.
-    meta = {"grade": points is not None, "grade_id": grade_id, "locked": points is None, "schema_version": 3,
-            "solution": points is not None, "task": False}
-    if points is not None:
-        meta["points"] = points
-    return meta
-
-
 def questions_notebook(number: str, lessons: dict[str, dict[str, Any]] | None = None):
     """The nbgrader source of one lesson's questions (an ``nbformat`` notebook).
 
@@ -91,14 +82,14 @@ def questions_notebook(number: str, lessons: dict[str, dict[str, Any]] | None = 
     intro = nbformat.v4.new_markdown_cell(
         f"# Questions on `notebooks/{lesson['notebook']}.ipynb`\n\nAnswer each question in the cell below it, in a "
         f"few sentences of your own, from what the notebook showed you ({total} points, graded by your teacher).")
-    intro.metadata["nbgrader"] = _grading("intro")
+    intro.metadata["nbgrader"] = grading("intro", locked=True)
     nb.cells.append(intro)
     for n, question in enumerate(lesson["questions"], 1):
         ask = nbformat.v4.new_markdown_cell(f"**Question {n}** ({question['points']} point"
                                             f"{'s' if question['points'] > 1 else ''}). {question['question'].strip()}")
-        ask.metadata["nbgrader"] = _grading(f"question-{question['id']}")
+        ask.metadata["nbgrader"] = grading(f"question-{question['id']}", locked=True)
         answer = nbformat.v4.new_markdown_cell(f"{BEGIN}\n**Rubric** (the teacher's copy: nbgrader removes it from "
                                                f"the students' version)\n\n{question['rubric'].strip()}\n{END}")
-        answer.metadata["nbgrader"] = _grading(f"answer-{question['id']}", points=question["points"])
+        answer.metadata["nbgrader"] = grading(f"answer-{question['id']}", solution=True, points=question["points"])
         nb.cells += [ask, answer]
     return nb

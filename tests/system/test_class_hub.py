@@ -21,7 +21,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 import urllib.error
@@ -29,6 +28,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from installs import build_wheel, stop, venv_with_wheel  # tests/installs.py
 
 ROOT = Path(__file__).resolve().parents[2]
 TEACHER, STUDENT = 61001, 61002
@@ -63,25 +63,15 @@ def classroom():
     base = Path(tempfile.mkdtemp(prefix="lares-class-", dir="/tmp"))
     base.chmod(0o755)
     try:
-        # the shared environment: the wheel alone, readable by everyone
-        source = shutil.copytree(ROOT, base / "source", symlinks=True, ignore=shutil.ignore_patterns(
-            ".git", ".venv", "build", "dist", "runs", "course", "*.egg-info", "__pycache__", ".*_cache", "tmp"))
-        subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(base)],
-                       check=True, capture_output=True, timeout=600)
+        # the shared environment: the wheel alone, readable by everyone...
+        wheel, source = build_wheel(base)
         venv = base / "venv"
-        subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-        python = venv / "bin" / "python"
-        site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                   capture_output=True, text=True, check=True).stdout.strip())
-        (site / "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
         # ...with the environment's Jupyter files: its data (templates) and its configuration, which enables every
         # nbgrader extension for everyone, as a shared install does: the roles' folders must win over it
-        shutil.copytree(Path(sys.prefix) / "etc" / "jupyter", venv / "etc" / "jupyter", dirs_exist_ok=True)
         clean = {**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "LARES_WORLDS")},
                  "JUPYTER_PATH": str(Path(sys.prefix) / "share" / "jupyter")}
-        subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q",
-                        str(next(base.glob("lares_kit-*.whl")))], check=True, capture_output=True, env=clean,
-                       cwd=base, timeout=300)
+        python, _ = venv_with_wheel(SYSTEM_PYTHON, venv, wheel, clean)
+        shutil.copytree(Path(sys.prefix) / "etc" / "jupyter", venv / "etc" / "jupyter", dirs_exist_ok=True)
         hub = base / "hub"
         subprocess.run([str(venv / "bin" / "lares"), "course", "hub", str(hub), "--teacher", "tess"], check=True,
                        capture_output=True, env=clean, cwd=base, timeout=120)
@@ -157,12 +147,7 @@ def _formgrader_status(classroom, name: str) -> int:
         except urllib.error.HTTPError as exc:
             return exc.code
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
 
 
 def test_only_the_teachers_server_offers_the_formgrader(classroom):

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from installs import stop  # tests/installs.py
 
 from lares_kit.models.local.catalog import QWEN_PARTS, PartPackages, part_files, parts_gguf
 from lares_kit.models.local.llama import (
@@ -550,12 +551,7 @@ def qwen_server(tmp_path_factory):
             raise AssertionError("llama_cpp.server did not start listening within 120 s")
         yield f"http://127.0.0.1:{port}/v1", log
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 @needs_qwen

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from installs import build_wheel, venv_with_wheel  # tests/installs.py
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = ROOT / "notebooks"
@@ -97,27 +98,11 @@ def installed(tmp_path_factory):
     the checkout's editable install among them, are not read), so no dependency is downloaded; ``lares_kit`` itself
     is the wheel's copy. ``lares lessons`` copies the notebooks and exercises into a folder outside the repository.
     """
-    import sysconfig
-
     tmp = tmp_path_factory.mktemp("installed")
-    # built from a copy: setuptools writes build/ and *.egg-info beside the sources, and a stale build/lib would
-    # put deleted files in the wheel (the links of lares_kit/data/ are copied as links: the wheel holds the files)
-    source = shutil.copytree(ROOT, tmp / "source", symlinks=True, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "dist", "runs", "course", "*.egg-info", "__pycache__", ".*_cache", "tmp"))
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(tmp)],
-                           capture_output=True, text=True, timeout=600, check=False)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    wheel = next(tmp.glob("lares_kit-*.whl"))
-    venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
-    (site / "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    wheel, _ = build_wheel(tmp)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LARES_WORLDS", "VIRTUAL_ENV")}
-    done = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
-                          capture_output=True, text=True, timeout=300, check=False, env=env)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    venv = tmp / "venv"
+    python, site = venv_with_wheel(sys.executable, venv, wheel, env)
     lessons = tmp / "lessons"
     copied = subprocess.run([str(venv / "bin" / "lares"), "lessons", str(lessons)], capture_output=True, text=True,
                             timeout=120, check=False, env=env, cwd=tmp)

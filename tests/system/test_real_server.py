@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import pytest
+from installs import stop  # tests/installs.py
 
 from lares_kit.models.local.llama import local_available
 from lares_kit.run_context import RunContext
@@ -83,12 +84,7 @@ class LlamaServer:
         return [(m[1], int(m[2])) for m in ACCESS.finditer(self.log.read_text(errors="replace"))]
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop(self.process)
 
 
 @pytest.fixture(scope="module")
