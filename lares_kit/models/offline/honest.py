@@ -212,6 +212,9 @@ def _conjuncts(b: Beliefs, text: str, whole: Goal) -> Goal | None:
         return None
     verbs = r"(?:please )?(?:turn|switch|put|set|open|close|shut|lock|unlock)"
     verb = re.match(rf"({verbs}(?: on| off)?)\b", parts[0])
+    if verb is None:  # "I am home. Turn on the lamp and ...": the first part read from its last verb, as one part is
+        verb = next(reversed(list(re.finditer(rf"\b({verbs}(?: on| off)?)\b", parts[0]))), None)
+        parts[0] = parts[0][verb.start():] if verb is not None else parts[0]
     tail = re.search(r"\b(on|off)$", text)  # "put the hall light and the den light on": the last word serves all
     acted = {w for c in whole.changes for w in
              words_of(f"{b.devices[c.device].name} {c.device} {' '.join(b.devices[c.device].aliases)}").split()}

@@ -42,6 +42,11 @@ def _run(world: str, instruction: str, agent: str = "intent-action", tools: str 
     # ...but not when the sentence names more than one thing: each is meant
     ("townhouse", "turn on the ceiling light and the lamp in the living room",
      {"living-room-light": {"on": True}, "living-room-lamp": {"on": True}}),
+    # a sentence that asks nothing, then a request naming two things: both are meant (the first was once dropped)
+    ("townhouse", "I am home. Turn on the mirror light and the extractor fan in the bathroom",
+     {"bathroom-light": {"on": True}, "bathroom-fan": {"on": True}}),
+    ("garden-flat", "The guests have arrived. Switch on the study light and the floor lamp in the living room",
+     {"study-light": {"on": True}, "living-room-lamp": {"on": True}}),
     # a mode said beside the value
     ("smart-building", "put the thermostat in office 3 on cool at 18",
      {"office-3-thermostat": {"mode": "cool", "target": 18}}),
