@@ -148,15 +148,6 @@ def run_agent(instruction: str, home: Home | str, agent: str = "intent-action", 
     return episode
 
 
-def _default_knowledge(agent: str) -> str:
-    # The mode a design takes when run_agent is given none: an app handed run_agent (widgets.app.AgentApp)
-    # names it without importing the agents.
-    return get_agent(agent).knowledge[0]
-
-
-run_agent.default_knowledge = _default_knowledge  # type: ignore[attr-defined]
-
-
 def _home(home: Home | str) -> Home:
     if isinstance(home, str):
         from ..home.worlds import load_world

@@ -98,12 +98,9 @@ class Runner(Protocol):
     agent=..., model=..., client=..., knowledge=..., user=..., max_steps=...)``
     and shows the Episode it returns. ``model`` is a resolved model name,
     ``client`` the app's client (it watches each request to show progress),
-    ``knowledge`` a knowledge mode or None (the design's own), ``user`` the
-    page's :class:`PageUser`.
-
-    A runner may also say which mode a design takes when given None, as
-    ``runner.default_knowledge(agent) -> str``; the app then names it in its
-    text form (``knowledge latest``), else it says ``knowledge default``.
+    ``knowledge`` a knowledge mode or None (the design's own: the app's text
+    form says ``knowledge default`` until a run shows which mode it took),
+    ``user`` the page's :class:`PageUser`.
     """
 
     def __call__(self, instruction: str, home: Home, *, agent: str, model: str, client: Any, knowledge: str | None,
@@ -161,11 +158,13 @@ class AgentApp:
         >>> from lares_kit import run_agent
         >>> app = AgentApp(runner=run_agent)
         >>> app._repr_mimebundle_()["text/plain"]  # what a notebook shows as its text
-        "<AgentApp on 'lares-home': agent intent-action, knowledge latest>"
+        "<AgentApp on 'lares-home': agent intent-action, knowledge default>"
         >>> app.remaining.value
         '<b>20</b> tool calls remaining'
         >>> app.run("turn on the light in the kitchen") is not None, app.wait().status
         (True, 'done')
+        >>> app._repr_mimebundle_()["text/plain"]  # the design's own mode, as the run took it
+        "<AgentApp on 'lares-home': agent intent-action, knowledge latest>"
         >>> AgentApp(runner="run_agent")
         Traceback (most recent call last):
         ...
@@ -338,13 +337,7 @@ class AgentApp:
         return bundle
 
     def _knowledge_name(self) -> str:
-        # The mode the runner is given; for None (the design's own), the one the runner says the design takes.
+        # The mode the runner is given; for None (the design's own), the one the last run took, once there is one.
         if self.knowledge is not None:
             return self.knowledge
-        own = getattr(self.runner, "default_knowledge", None)
-        if not callable(own):
-            return "default"
-        try:
-            return str(own(self.agent))
-        except LaresError:  # an unknown agent: the run says so in the page
-            return "default"
+        return self.episode.knowledge if self.episode is not None and self.episode.knowledge else "default"

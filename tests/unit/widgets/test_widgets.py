@@ -397,13 +397,16 @@ def test_an_app_without_a_runner_shows_the_home_and_says_how_to_run():
     app = AgentApp()
     assert app.run("turn on the light in the kitchen") is None and not app.running
     assert "AgentApp(runner=run_agent)" in app.status.value and app.episode is None
-    # no runner, so nobody to say which knowledge mode the design takes
+    # no run, so nothing has shown which knowledge mode the design takes
     assert app._repr_mimebundle_()["text/plain"] == "<AgentApp on 'lares-home': agent intent-action, knowledge default>"
 
 
-def test_the_app_names_the_designs_own_knowledge_mode():
-    assert AgentApp(runner=run_agent)._repr_mimebundle_()["text/plain"] == (
-        "<AgentApp on 'lares-home': agent intent-action, knowledge latest>")
+def test_the_app_names_the_knowledge_mode_the_design_took_once_it_has_run():
+    app = AgentApp(runner=run_agent)
+    assert app._repr_mimebundle_()["text/plain"] == "<AgentApp on 'lares-home': agent intent-action, knowledge default>"
+    app.run("turn on the light in the kitchen")
+    assert app.wait().status == "done"
+    assert app._repr_mimebundle_()["text/plain"] == "<AgentApp on 'lares-home': agent intent-action, knowledge latest>"
     assert AgentApp(runner=run_agent, agent="sage", knowledge="initial")._repr_mimebundle_()["text/plain"] == (
         "<AgentApp on 'lares-home': agent sage, knowledge initial>")
 
@@ -411,10 +414,10 @@ def test_the_app_names_the_designs_own_knowledge_mode():
 def test_the_app_runs_sage_with_its_own_knowledge_mode():
     # The app passes knowledge=None ("the design's own"); sage takes only "none", and says so for any other.
     app = AgentApp(load_world("sage-home"), runner=run_agent, agent="sage")
-    assert app._repr_mimebundle_()["text/plain"].endswith("agent sage, knowledge none>")
     app.run("dim the lights by the fireplace to a third of their current value")
     episode = app.wait()
     assert (episode.status, episode.knowledge) == ("done", "none"), app.status.value
+    assert app._repr_mimebundle_()["text/plain"].endswith("agent sage, knowledge none>")
     assert app.home.devices["fireplace-strip"].state["level"] == 30
 
     app = AgentApp(load_world("sage-home"), runner=run_agent, agent="sage", knowledge="latest")
