@@ -24,6 +24,19 @@ def test_no_module_is_over_450_lines(path):
     assert lines <= MAX_LINES, f"{_rel(path)} has {lines} lines: split it by concept (at most {MAX_LINES})"
 
 
+MAX_ROOT_MODULES = 12  # the public entry points; everything else lives in a package named by its concept
+MAX_FOLDER_MODULES = 15  # a folder a newcomer can read at a glance (its __init__.py not counted)
+
+
+def test_the_root_keeps_only_the_entry_points_and_no_folder_is_too_flat():
+    root = [p.name for p in PACKAGE.glob("*.py")]
+    assert len(root) <= MAX_ROOT_MODULES, f"lares_kit/ has {len(root)} modules (at most {MAX_ROOT_MODULES}): {root}"
+    for folder in sorted({p.parent for p in MODULES}):
+        modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
+        assert len(modules) <= MAX_FOLDER_MODULES, (
+            f"{_rel(folder)} has {len(modules)} modules (at most {MAX_FOLDER_MODULES}): group them by concept")
+
+
 def _public_functions(tree: ast.Module):
     """Functions a module lists in __all__ (the names it promises to the reader)."""
     exported: set[str] = set()
