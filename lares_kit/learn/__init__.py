@@ -2,7 +2,7 @@
 
 :mod:`lares_kit.learn.checking` is the machinery (``q1.check()``,
 ``q1.hint()``, ``q1.solution()``, the placeholder ``____``); one module per
-exercise notebook (``ex01`` for ``exercises/01_shortest_route.ipynb``...)
+exercise notebook (``loop.ex01`` for ``exercises/01_shortest_route.ipynb``...)
 holds its problems; ``lares_kit_solutions/exNN.py`` (the ``[solutions]`` extra) holds the reference answers, apart
 from the notebooks so a student does not see them by scrolling.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 __all__ = ["EXERCISES"]
 
-# The exercise notebooks, in order: exercises/<name>.ipynb <-> lares_kit/learn/exercises/ex<NN>.py
+# The exercise notebooks, in order: exercises/<name>.ipynb <-> lares_kit/learn/exercises/<part>/ex<NN>.py
 EXERCISES = [
     "00_first_run",
     "01_shortest_route",

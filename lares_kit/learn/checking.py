@@ -1,11 +1,11 @@
 """Self-checking exercises: ``q1.check()``, ``q1.hint()``, ``q1.solution()``.
 
 Used by the notebooks in ``exercises/``, in the style of Kaggle's learntools.
-An exercise module (``lares_kit/learn/exercises/ex01.py``...) defines one
+An exercise module (``lares_kit/learn/exercises/loop/ex01.py``...) defines one
 :class:`Exercise` and its :class:`Problem` objects ``q1``, ``q2``...; the
 notebook's first cell runs::
 
-    from lares_kit.learn.exercises.ex01 import *   # q1, q2, ..., bind and the placeholder ____
+    from lares_kit.learn.exercises.loop.ex01 import *   # q1, q2, ..., bind and the placeholder ____
     bind(globals())                      # checks read your answers from this notebook
 
 A problem names the variable or function it reads (``reads``), and its

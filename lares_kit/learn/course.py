@@ -40,6 +40,7 @@ from ..errors import DataFileError, LaresError, brief, clip
 from ..files.atomic import unwritable, write_atomic
 from ..files.reading import parse_json, path_kind, read_text_file
 from . import EXERCISES
+from .exercises import module_name
 from .nbgrader_cells import BEGIN, END, grading
 
 __all__ = ["COURSE_ID", "CONFIG", "answer_tag", "course_notebook", "build_course", "exercises_dir", "read_notebook",
@@ -153,18 +154,22 @@ def course_notebook(path: str | Path):
 
     Args:
         path: An exercise notebook, e.g. ``exercises/01_shortest_route.ipynb``; its problems and
-            solutions come from ``lares_kit.learn.exercises.exNN`` and ``lares_kit_solutions/exNN.py``.
+            solutions come from its checks' module (:func:`lares_kit.learn.exercises.module_name`) and
+            ``lares_kit_solutions/exNN.py``.
 
     Raises:
         LaresError: A problem has no answer cell, no check cell or no reference solution, or the reference
             solutions are not installed (the ``[solutions]`` extra).
     """
     path = Path(path)
-    number = path.name[:2]
-    if not (number.isdigit() and importlib.util.find_spec(f"lares_kit.learn.exercises.ex{number}")):
+    try:
+        module = module_name(path.name[:2])
+    except ValueError:
+        module = ""
+    if not (module and importlib.util.find_spec(module)):
         raise LaresError(f"{clip(str(path), 300)}: not one of the exercises (their names start with their number: "
                          f"{', '.join(EXERCISES)})")
-    exercise = importlib.import_module(f"lares_kit.learn.exercises.ex{number}").EXERCISE
+    exercise = importlib.import_module(module).EXERCISE
     if exercise.solution_path is None:
         raise LaresError("the course's source needs the reference solutions, which are not installed here: "
                          "pip install \"lares-kit[solutions]\" on the teacher's machine (in a checkout: make)")

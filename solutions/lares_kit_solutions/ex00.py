@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/00_first_run.ipynb`` (``lares_kit.learn.exercises.ex00``)."""
+"""Reference solutions for ``exercises/00_first_run.ipynb`` (``lares_kit.learn.exercises.loop.ex00``)."""
 
 __all__ = ["tools_called", "lit_rooms", "changed_devices"]
 

@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/01_shortest_route.ipynb`` (``lares_kit.learn.exercises.ex01``)."""
+"""Reference solutions for ``exercises/01_shortest_route.ipynb`` (``lares_kit.learn.exercises.loop.ex01``)."""
 
 import networkx as nx
 

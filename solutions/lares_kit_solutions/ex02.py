@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/02_tool_error_sentence.ipynb`` (``lares_kit.learn.exercises.ex02``).
+"""Reference solutions for ``exercises/02_tool_error_sentence.ipynb`` (``lares_kit.learn.exercises.loop.ex02``).
 
 The three problems read the same function; the notebook writes it once
 (``q1``'s cell), so ``q2`` and ``q3`` are notes on what it already does.

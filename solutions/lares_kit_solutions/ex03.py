@@ -1,7 +1,7 @@
-"""Reference solutions for ``exercises/03_function_calling_loop.ipynb`` (``lares_kit.learn.exercises.ex03``)."""
+"""Reference solutions for ``exercises/03_function_calling_loop.ipynb`` (``lares_kit.learn.exercises.loop.ex03``)."""
 
 from lares_kit import Toolbox
-from lares_kit.learn.exercises.ex03 import first_messages
+from lares_kit.learn.exercises.loop.ex03 import first_messages
 
 __all__ = ["tool_messages", "run_loop"]
 

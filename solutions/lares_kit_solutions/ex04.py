@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/04_intent_step.ipynb`` (``lares_kit.learn.exercises.ex04``)."""
+"""Reference solutions for ``exercises/04_intent_step.ipynb`` (``lares_kit.learn.exercises.loop.ex04``)."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/05_initial_knowledge.ipynb`` (``lares_kit.learn.exercises.ex05``)."""
+"""Reference solutions for ``exercises/05_initial_knowledge.ipynb`` (``lares_kit.learn.exercises.loop.ex05``)."""
 
 import json
 import re

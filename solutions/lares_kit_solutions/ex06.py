@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/06_search_order.ipynb`` (``lares_kit.learn.exercises.ex06``)."""
+"""Reference solutions for ``exercises/06_search_order.ipynb`` (``lares_kit.learn.exercises.loop.ex06``)."""
 
 import networkx as nx
 

@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/07_scripted_user.ipynb`` (``lares_kit.learn.exercises.ex07``)."""
+"""Reference solutions for ``exercises/07_scripted_user.ipynb`` (``lares_kit.learn.exercises.loop.ex07``)."""
 
 from lares_kit.tools.users import NoAnswer, ScriptedUser
 

@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/08_evaluation.ipynb`` (``lares_kit.learn.exercises.ex08``)."""
+"""Reference solutions for ``exercises/08_evaluation.ipynb`` (``lares_kit.learn.exercises.loop.ex08``)."""
 
 from lares_kit.bench.judging.checks import CheckResult
 from lares_kit.episode_steps import Question

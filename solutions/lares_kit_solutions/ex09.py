@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/09_react_parser.ipynb`` (``lares_kit.learn.exercises.ex09``)."""
+"""Reference solutions for ``exercises/09_react_parser.ipynb`` (``lares_kit.learn.exercises.building.ex09``)."""
 
 import json
 import re

@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/10_memory_by_date.ipynb`` (``lares_kit.learn.exercises.ex10``)."""
+"""Reference solutions for ``exercises/10_memory_by_date.ipynb`` (``lares_kit.learn.exercises.building.ex10``)."""
 
 from datetime import date
 

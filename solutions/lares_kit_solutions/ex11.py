@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/11_device_by_docs.ipynb`` (``lares_kit.learn.exercises.ex11``)."""
+"""Reference solutions for ``exercises/11_device_by_docs.ipynb`` (``lares_kit.learn.exercises.building.ex11``)."""
 
 from lares_kit.device_apis.documents import device_extras
 

@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/13_safe_condition.ipynb`` (``lares_kit.learn.exercises.ex13``)."""
+"""Reference solutions for ``exercises/13_safe_condition.ipynb`` (``lares_kit.learn.exercises.building.ex13``)."""
 
 __all__ = ["fridge_open", "too_warm", "any_light_on"]
 

@@ -1,4 +1,4 @@
-"""Reference solutions for ``exercises/15_refusal.ipynb`` (``lares_kit.learn.exercises.ex15``)."""
+"""Reference solutions for ``exercises/15_refusal.ipynb`` (``lares_kit.learn.exercises.field.ex15``)."""
 
 from lares_kit.tools.toolbox import ToolError
 from lares_kit.tools.toolbox import set_device as plain_set_device

@@ -1,7 +1,7 @@
-"""Reference solutions for ``exercises/16_prompt_budget.ipynb`` (``lares_kit.learn.exercises.ex16``)."""
+"""Reference solutions for ``exercises/16_prompt_budget.ipynb`` (``lares_kit.learn.exercises.field.ex16``)."""
 
 from lares_kit.knowledge.modes import knowledge_text
-from lares_kit.learn.exercises.ex16 import CHOICES
+from lares_kit.learn.exercises.field.ex16 import CHOICES
 from lares_kit.models import count_tokens
 
 __all__ = ["tokens_for", "my_rooms", "richest_that_fits"]

@@ -102,7 +102,7 @@ def as_user(classroom, name: str, args: list[str], **kw) -> subprocess.Completed
                           cwd=user["home"], capture_output=True, text=True, timeout=kw.pop("timeout", 300), **kw)
 
 
-ANSWERS = ("import importlib.util; from lares_kit.learn.exercises import ex01; ex01.bind({}); "
+ANSWERS = ("import importlib.util; from lares_kit.learn.exercises.loop import ex01; ex01.bind({}); "
            "print(importlib.util.find_spec('lares_kit_solutions') is not None); "
            "print(ex01.q1.solution_message().text)")
 

@@ -13,6 +13,7 @@ partial marks for the second.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from lares_kit.errors import LaresError
 from lares_kit.learn import EXERCISES
 from lares_kit.learn.checking import CheckFailed, solution_sections
 from lares_kit.learn.course import BEGIN, COURSE_ID, END, answer_tag, build_course, course_notebook
+from lares_kit.learn.exercises import module_name
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISE_DIR = ROOT / "exercises"
@@ -48,10 +50,10 @@ def _grading(cell) -> dict:
 # ------------------------------------------------------------------ source notebooks
 @pytest.mark.parametrize("name", EXERCISES)
 def test_every_exercise_becomes_a_gradable_source_assignment(name):
-    from lares_kit.learn.exercises.ex00 import EXERCISE as _  # noqa: F401  (the modules import cleanly)
+    from lares_kit.learn.exercises.loop.ex00 import EXERCISE as _  # noqa: F401  (the modules import cleanly)
 
     nb = course_notebook(EXERCISE_DIR / f"{name}.ipynb")
-    module = __import__(f"lares_kit.learn.exercises.ex{name[:2]}", fromlist=["EXERCISE"])
+    module = importlib.import_module(module_name(name[:2]))
     problems = [p.name for p in module.EXERCISE.problems]
     sections = solution_sections(module.EXERCISE.solution_path)
     graded = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
@@ -83,7 +85,7 @@ def test_nbgrader_gives_students_exactly_the_starter(name):
 
 
 def test_a_graded_check_shows_the_verdict_and_raises_unless_correct(capsys):
-    from lares_kit.learn.exercises import ex01
+    from lares_kit.learn.exercises.loop import ex01
 
     ex01.bind({"shortest_route": lambda graph, start, goal: [start, goal]}, solutions=False)
     try:
@@ -156,7 +158,7 @@ def test_the_students_answers_score_as_the_term_expects_in_process(name):
 
     import networkx as nx
 
-    exercise = importlib.import_module(f"lares_kit.learn.exercises.ex{name[:2]}").EXERCISE
+    exercise = importlib.import_module(module_name(name[:2])).EXERCISE
     answers, expected = WRONG[name]
     for problem in exercise.problems:
         namespace = {"nx": nx}

@@ -49,7 +49,10 @@ from lares_kit.episode_steps import Question
 from lares_kit.knowledge.modes import knowledge_text
 from lares_kit.learn import EXERCISES
 from lares_kit.learn.checking import OUTCOMES, PLACEHOLDER
-from lares_kit.learn.exercises import ex03, ex10, ex13, ex15, ex16
+from lares_kit.learn.exercises import module_name
+from lares_kit.learn.exercises.building import ex10, ex13
+from lares_kit.learn.exercises.field import ex15, ex16
+from lares_kit.learn.exercises.loop import ex03
 from lares_kit.memory.store import parse_date_span
 from lares_kit.models import count_tokens
 from lares_kit.safety.gate import SafetyGate
@@ -75,7 +78,7 @@ def _read(path: Path) -> nbformat.NotebookNode:
 
 
 def _module(name: str):
-    return importlib.import_module(f"lares_kit.learn.exercises.ex{name[:2]}")
+    return importlib.import_module(module_name(name[:2]))
 
 
 def _solution(name: str):
@@ -126,7 +129,7 @@ def test_exercise_notebook_has_the_learntools_shape(path):
     assert first.cell_type == "markdown" and first.source.startswith(f"# Exercise {path.stem[:2]}")
     setup = next(c for c in nb.cells if c.cell_type == "code").source
     assert "import lares_kit" in setup and "sys.path" in setup  # works installed, on Binder, and from a checkout
-    assert f"from lares_kit.learn.exercises.ex{path.stem[:2]} import *" in setup and "bind(globals())" in setup
+    assert f"from {module_name(path.stem[:2])} import *" in setup and "bind(globals())" in setup
     code = [c for c in nb.cells if c.cell_type == "code"]
     for q in problems:
         answers = [c for c in code if build_solutions.answer_tag(c) == q]
@@ -176,7 +179,7 @@ def test_checks_read_a_placeholder_as_not_attempted(name):
 
 @dataclass
 class Answer:
-    exercise: str  # "09": lares_kit/learn/exercises/ex09.py
+    exercise: str  # "09": lares_kit/learn/exercises/building/ex09.py
     question: str  # "q3"
     right: bool
     names: dict  # what the notebook defines: {"ignored_note": fn}
@@ -877,7 +880,7 @@ def test_every_question_has_a_wrong_and_a_right_answer():
 
 
 def _problem(answer: Answer):
-    module = importlib.import_module(f"lares_kit.learn.exercises.ex{answer.exercise}")
+    module = importlib.import_module(module_name(answer.exercise))
     return next(p for p in module.EXERCISE.problems if p.name == answer.question)
 
 

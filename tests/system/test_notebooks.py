@@ -127,7 +127,7 @@ def test_the_wheel_carries_the_course_and_the_lessons_copy_out(installed):
 def test_a_classroom_install_has_no_answers_and_its_checks_still_work(installed):
     # The wheel alone is a classroom's install: the [solutions] extra is not in it, qN.solution() says so in one
     # sentence naming the extra, and a check still gives its verdict.
-    code = ("import importlib.util, networkx as nx; from lares_kit.learn.exercises import ex01; "
+    code = ("import importlib.util, networkx as nx; from lares_kit.learn.exercises.loop import ex01; "
             "print(importlib.util.find_spec('lares_kit_solutions') is None); "
             "ex01.bind({'shortest_route': lambda g, a, b: nx.shortest_path(g, a, b)}); "
             "print(ex01.q1.verdict().passed); print(ex01.q1.solution_message().text)")

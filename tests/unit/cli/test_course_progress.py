@@ -9,7 +9,7 @@ import nbformat
 import networkx as nx
 
 from lares_kit.cli.commands import main
-from lares_kit.learn.exercises import ex01
+from lares_kit.learn.exercises.loop import ex01
 from lares_kit.learn.progress import read_progress
 
 STARTER = Path(__file__).resolve().parents[3] / "exercises" / "01_shortest_route.ipynb"

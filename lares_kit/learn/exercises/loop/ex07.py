@@ -7,11 +7,11 @@ A user is anything with ``ask(question) -> str`` that raises
 
 from __future__ import annotations
 
-from ...agents import run_agent
-from ...home.worlds import load_world
-from ...tools.users import NoAnswer
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____
-from ..matching import has_word
+from ....agents import run_agent
+from ....home.worlds import load_world
+from ....tools.users import NoAnswer
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____
+from ...matching import has_word
 
 __all__ = ["q1", "q2", "bind", "____", "PLACEHOLDER"]
 
@@ -27,7 +27,7 @@ def _answer(user, question: str) -> str | None:
         raise Incorrect(f"Asked {question!r}, your user raised {type(exc).__name__}: {exc}. "
                         "Raise NoAnswer when it has nothing to say.") from None
     if answer is PLACEHOLDER:
-        from ..checking import NotAttempted
+        from ...checking import NotAttempted
 
         raise NotAttempted("Your user still answers ____.")
     return answer
@@ -68,7 +68,7 @@ def _test_night_user(night_user) -> str:
 
 
 def _test_patient(PatientUser) -> str:
-    from ...tools.users import ScriptedUser
+    from ....tools.users import ScriptedUser
 
     try:
         user = PatientUser(ScriptedUser(fallback="yes"), limit=2)

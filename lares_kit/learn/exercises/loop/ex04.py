@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace as NS
 
-from ...agents.prompts import decide_schema, forced
-from ...home.worlds import load_world
-from ...tools.toolbox import Toolbox
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
-from ..matching import has_word
+from ....agents.prompts import decide_schema, forced
+from ....home.worlds import load_world
+from ....tools.toolbox import Toolbox
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
+from ...matching import has_word
 from .ex03 import first_messages
 
 __all__ = ["q1", "q2", "q3", "first_messages", "bind", "____", "PLACEHOLDER"]
@@ -38,7 +38,7 @@ def _request_problem(request: object, case: str, tools: list, choice: object) ->
 
 
 def _test_intent_request(intent_request) -> str:
-    from ...models import make_client
+    from ....models import make_client
 
     home = load_world("lares-home")
     names = Toolbox(home).names
@@ -81,7 +81,7 @@ def _test_read(read_decision) -> str:
 
 
 def _test_action_request(action_request) -> str:
-    from ...models import make_client
+    from ....models import make_client
 
     home = load_world("lares-home")
     box = Toolbox(home)

@@ -9,11 +9,11 @@ the home changed, an error must say what is wrong *and* how to fix it.
 
 from __future__ import annotations
 
-from ...home.worlds import load_world
-from ...tools.schema import SchemaError
-from ...tools.toolbox import Toolbox
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
-from ..matching import has_id, has_word
+from ....home.worlds import load_world
+from ....tools.schema import SchemaError
+from ....tools.toolbox import Toolbox
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
+from ...matching import has_id, has_word
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...agents import run_agent
-from ...home.worlds import load_world
-from ...safety.gate import PolicyError, SafetyGate, parse_policy
-from ...tools.schema import SchemaError
-from ...tools.toolbox import Toolbox, ask_user, halt, read_device
-from ...tools.users import ScriptedUser
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
-from ..matching import has_word, says_number
+from ....agents import run_agent
+from ....home.worlds import load_world
+from ....safety.gate import PolicyError, SafetyGate, parse_policy
+from ....tools.schema import SchemaError
+from ....tools.toolbox import Toolbox, ask_user, halt, read_device
+from ....tools.users import ScriptedUser
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
+from ...matching import has_word, says_number
 
 __all__ = ["INSTRUCTIONS", "PLACEHOLDER", "VERDICTS", "____", "bind", "q1", "q2", "q3"]
 
@@ -164,7 +164,7 @@ def _bare() -> Any:
 
 def _refusal(guard: Any, home: Any, value: Any) -> str:
     # What the model would read: a ToolError's sentence, or the returned sentence of a guard that returns one.
-    from ...tools.toolbox import ToolError
+    from ....tools.toolbox import ToolError
 
     try:
         text = guard(home, "oven", "temperature", value)
@@ -175,7 +175,7 @@ def _refusal(guard: Any, home: Any, value: Any) -> str:
         raise Incorrect(f"Called with value={value!r}{why}, your guard raised {type(exc).__name__}: {exc}. "
                         "Compare float(value), and refuse with raise ToolError(...).") from None
     if text is PLACEHOLDER:
-        from ..checking import NotAttempted
+        from ...checking import NotAttempted
 
         raise NotAttempted("Your set_device still returns ____. Replace ____ with your code.")
     return str(text)

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checking import PLACEHOLDER, Exercise, Incorrect, NotAttempted, Problem, ____, call
+from ...checking import PLACEHOLDER, Exercise, Incorrect, NotAttempted, Problem, ____, call
 
 __all__ = ["q1", "q2", "bind", "____", "PLACEHOLDER", "PICK_CASES"]
 
 
 def _fresh() -> Any:
-    from ...home.worlds import load_world
+    from ....home.worlds import load_world
 
     return load_world("sage-home")
 
 
 def _test_calls(calls) -> str:
-    from ...device_apis.documents import execute_command
-    from ...tools.toolbox import ToolError
+    from ....device_apis.documents import execute_command
+    from ....tools.toolbox import ToolError
 
     if calls is PLACEHOLDER:
         raise NotAttempted("calls is still ____. Make it a list of (device_id, capability, command, arguments).")
@@ -58,7 +58,7 @@ PICK_CASES = [("the TV by the plant", "tv-plant"), ("the TV next to the credenza
 
 
 def _test_pick(pick) -> str:
-    from ...device_apis.documents import device_extras
+    from ....device_apis.documents import device_extras
 
     home = _fresh()
     for description, want in PICK_CASES:

@@ -19,12 +19,12 @@ from functools import lru_cache
 
 import networkx as nx
 
-from ...agents import run_agent
-from ...episode import Episode
-from ...episode_steps import ToolCall
-from ...home.worlds import load_world
-from ...tools.toolbox import ToolError, move_robot
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
+from ....agents import run_agent
+from ....episode import Episode
+from ....episode_steps import ToolCall
+from ....home.worlds import load_world
+from ....tools.toolbox import ToolError, move_robot
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 
@@ -196,8 +196,8 @@ def _wrong_counts(home, order: list[str], hidden: str) -> dict[int, str]:
 
 
 def _test_calls(search_calls) -> str:
-    from ...bench.judging.oracle import oracle_steps
-    from ...bench.suites.tasks import Expect, Setup, Task
+    from ....bench.judging.oracle import oracle_steps
+    from ....bench.suites.tasks import Expect, Setup, Task
 
     lares, garden, town = (load_world(w) for w in ("lares-home", "garden-flat", "townhouse"))
     lares_order, garden_order = _order(lares.graph, "hallway"), _order(garden.graph, "entrance")

@@ -7,9 +7,9 @@ give the same verdict whatever ``LARES_MODEL`` says.
 
 from __future__ import annotations
 
-from ...agents import run_agent
-from ...home.worlds import load_world
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
+from ....agents import run_agent
+from ....home.worlds import load_world
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 

@@ -10,8 +10,8 @@ truth table.
 
 from __future__ import annotations
 
-from ...persistent.sandbox import ConditionError, check_condition, run_condition
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____
+from ....persistent.sandbox import ConditionError, check_condition, run_condition
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____
 
 __all__ = ["q1", "q2", "q3", "BROKEN", "bind", "____", "PLACEHOLDER"]
 

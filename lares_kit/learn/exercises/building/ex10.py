@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from ...memory.store import MemoryStore
-from ..checking import PLACEHOLDER, Exercise, Problem, ____, call, expect_equal
+from ....memory.store import MemoryStore
+from ...checking import PLACEHOLDER, Exercise, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "q3", "sample_store", "TODAY", "bind", "____", "PLACEHOLDER"]
 

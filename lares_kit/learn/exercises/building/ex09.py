@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
-from ..matching import has_word, numbers_in
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
+from ...matching import has_word, numbers_in
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 

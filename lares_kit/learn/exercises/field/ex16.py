@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
 
 __all__ = ["q1", "q2", "q3", "building", "bind", "____", "PLACEHOLDER", "CHOICES"]
 
@@ -21,21 +21,21 @@ CHOICES = ("full", "compact", "retrieval")  # q3 tries them in this order: the m
 @functools.lru_cache(maxsize=None)
 def building() -> Any:
     """The exercise's building: 200 rooms, 1,000 devices (the same every time)."""
-    from ...home.generator import generate_home
+    from ....home.generator import generate_home
 
     return generate_home(devices=1000, seed=3)
 
 
 @functools.lru_cache(maxsize=None)
 def _home(world: str) -> Any:
-    from ...home.worlds import load_world
+    from ....home.worlds import load_world
 
     return building() if world == "building" else load_world(world)
 
 
 def _tokens(world: str, fmt: str, instruction: str) -> int:
-    from ...knowledge.modes import knowledge_text
-    from ...models import count_tokens
+    from ....knowledge.modes import knowledge_text
+    from ....models import count_tokens
 
     return count_tokens(knowledge_text(_home(world), fmt, instruction)[1])
 

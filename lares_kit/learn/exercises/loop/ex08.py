@@ -22,15 +22,15 @@ import re
 from functools import cache
 from statistics import mean
 
-from ...agents import run_agent
-from ...bench.judging.checks import CheckResult
-from ...bench.scene import set_stage
-from ...bench.suites.tasks import load_suite
-from ...episode import Episode
-from ...episode_steps import Question
-from ...home.worlds import load_world
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
-from ..matching import has_id
+from ....agents import run_agent
+from ....bench.judging.checks import CheckResult
+from ....bench.scene import set_stage
+from ....bench.suites.tasks import load_suite
+from ....episode import Episode
+from ....episode_steps import Question
+from ....home.worlds import load_world
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
+from ...matching import has_id
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 
@@ -175,8 +175,8 @@ def _test_allowed(only_allowed_changed) -> str:
 # --------------------------------------------------------------------- q3
 @cache
 def _real_results() -> tuple:
-    from ...bench.judging.oracle import oracle_steps
-    from ...bench.runner import RESULT_KEYS, Job, run_job
+    from ....bench.judging.oracle import oracle_steps
+    from ....bench.runner import RESULT_KEYS, Job, run_job
 
     world = load_world("lares-home")
     tasks = [t for t in _tasks().values() if t.suite == "lares-home"]

@@ -9,11 +9,11 @@ The checks compare with :meth:`~lares_kit.episode.Episode.messages` and with the
 
 from __future__ import annotations
 
-from ...agents import run_agent
-from ...agents.prompts import GOAL_PROMPT, ROLE_PROMPT
-from ...episode import Episode
-from ...home.worlds import load_world
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
+from ....agents import run_agent
+from ....agents.prompts import GOAL_PROMPT, ROLE_PROMPT
+from ....episode import Episode
+from ....home.worlds import load_world
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 

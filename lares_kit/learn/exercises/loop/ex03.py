@@ -13,13 +13,13 @@ import json
 from types import SimpleNamespace as NS
 from typing import Any
 
-from ...agents.prompts import GOAL_PROMPT, ROLE_PROMPT
-from ...episode import knowledge_header
-from ...home.graph import Home
-from ...home.worlds import load_world
-from ...sentences.markers import DONE_HINT
-from ...tools.toolbox import Toolbox
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
+from ....agents.prompts import GOAL_PROMPT, ROLE_PROMPT
+from ....episode import knowledge_header
+from ....home.graph import Home
+from ....home.worlds import load_world
+from ....sentences.markers import DONE_HINT
+from ....tools.toolbox import Toolbox
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call, expect_equal
 
 __all__ = ["q1", "q2", "first_messages", "bind", "____", "PLACEHOLDER"]
 
@@ -90,7 +90,7 @@ class _NeverHalts:
 
 
 def _test_loop(run_loop) -> str:
-    from ...models import make_client
+    from ....models import make_client
 
     for instruction, steps, want_status, check in [
         ("turn on the light in the kitchen", 10, "done", lambda h: h.is_lit("kitchen")),

@@ -12,8 +12,8 @@ from itertools import permutations
 
 import networkx as nx
 
-from ...home.worlds import load_world
-from ..checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
+from ....home.worlds import load_world
+from ...checking import PLACEHOLDER, Exercise, Incorrect, Problem, ____, call
 
 __all__ = ["q1", "q2", "q3", "bind", "____", "PLACEHOLDER"]
 
