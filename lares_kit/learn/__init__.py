@@ -29,7 +29,11 @@ EXERCISES = [
     "09_react_parser",
     "10_memory_by_date",
     "11_device_by_docs",
+    "12_person_preferences",
     "13_safe_condition",
+    "14_valid_not_right",
     "15_refusal",
     "16_prompt_budget",
+    "17_ha_templates_tools",
+    "18_messages_and_doors",
 ]

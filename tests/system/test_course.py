@@ -108,8 +108,8 @@ def test_build_course_keeps_the_teachers_config_and_names_unknown_exercises(tmp_
     config.write_text("c = get_config()  # the teacher's own\n")
     build_course(tmp_path, names=["01"])
     assert config.read_text() == "c = get_config()  # the teacher's own\n"
-    with pytest.raises(LaresError, match="there is no exercise '12'.*choose from 00_first_run"):
-        build_course(tmp_path, names=["12"])
+    with pytest.raises(LaresError, match="there is no exercise '19'.*choose from 00_first_run"):
+        build_course(tmp_path, names=["19"])
     with pytest.raises(LaresError, match="does not exist: pass the exercises folder"):
         build_course(tmp_path, exercises=tmp_path, names=["01"])
 

@@ -28,7 +28,8 @@ import re
 import subprocess
 import sys
 import time
-from collections import defaultdict
+import unicodedata
+from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -46,6 +47,7 @@ from lares_kit.bench.judging.checks import CheckResult
 from lares_kit.device_apis.documents import device_extras
 from lares_kit.episode import knowledge_header
 from lares_kit.episode_steps import Question
+from lares_kit.ha.domains import domain_of
 from lares_kit.knowledge.modes import knowledge_text
 from lares_kit.learn import EXERCISES
 from lares_kit.learn.checking import OUTCOMES, PLACEHOLDER
@@ -867,6 +869,417 @@ right("16", "q3", "a list of those that fit",
 
 def _questions() -> list[tuple[str, str]]:
     return [(name[:2], p.name) for name in EXERCISES for p in _module(name).EXERCISE.problems]
+
+
+# ---- 12 person preferences
+def _game_from_world_file(home, store, person):
+    from lares_kit.device_apis.tv_and_weather import channels
+    from lares_kit.memory import residents
+
+    team = residents(home).get(person, {}).get("profile", {}).get("favourite team")  # the world file, not the store
+    return next((c["channel"] for c in channels(home) if team in c.get("teams", [])), None)
+
+
+def _game_by_search(home, store, person):
+    from lares_kit.device_apis.tv_and_weather import search_guide
+
+    team = store.preferences(person).get("favourite team")
+    found = search_guide(home, team) if team else []
+    return found[0]["channel"] if found else None  # 'Boston Red Sox' finds the Bruins' channel
+
+
+def _game_from_profile(home, store, person):
+    from lares_kit.device_apis.tv_and_weather import channels
+    from lares_kit.memory import profile_of
+
+    for line in profile_of(store, person).splitlines():
+        if line.startswith("- favourite team: "):
+            team = line.removeprefix("- favourite team: ")
+            return next((c["channel"] for c in channels(home) if team in c.get("teams", ())), None)
+    return None
+
+
+def _temperature_oldest(store, person):
+    stated = store.preferences(person).get("usual temperature")
+    if stated is not None:
+        return stated
+    for turn in store.turns(user=person):  # oldest first: the first request, not the newest
+        found = re.search(r"\d+", turn.text)
+        if found and "heating" in turn.text.lower():
+            return int(found.group())
+    return None
+
+
+def _temperature_by_search(store, person):
+    prefs = store.preferences(person)
+    if "usual temperature" in prefs:
+        return prefs["usual temperature"]
+    about_heating = [t for t in store.search("heating", user=person, limit=100) if re.search(r"\d+", t.text)]
+    if not about_heating:
+        return None
+    newest = max(about_heating, key=lambda t: t.at)
+    return int(re.search(r"\d+", newest.text).group())
+
+
+def _channels_for_nobody(home, request, tv):
+    from lares_kit import run_agent
+    from lares_kit.memory import residents
+
+    got = {}
+    for person in residents(home):
+        home.reset()
+        run_agent(request, home, agent="sage")  # who is speaking? the home's first resident, every time
+        got[person] = home.devices[tv].state["channel"]
+    return got
+
+
+def _channels_without_reset(home, request, tv):
+    from lares_kit import RunContext, run_agent
+    from lares_kit.memory import residents
+
+    got = {}
+    for person in residents(home):  # each run starts where the last one left the TV
+        run_agent(request, home, agent="sage", context=RunContext(person=person))
+        got[person] = home.devices[tv].state["channel"]
+    return got
+
+
+def _channels_with_memory(home, request, tv):
+    from lares_kit import run_agent
+    from lares_kit.memory import memory_for, residents
+
+    def served(person):
+        home.reset()
+        run_agent(request, home, agent="sage", memory=memory_for(home, person=person))
+        return home.devices[tv].state["channel"]
+
+    return {person: served(person) for person in residents(home)}
+
+
+wrong("12", "q1", "the team from the world file", ("favourite team in the store: 'Boston Celtics'",
+                                                   "expected 4 but got 3"), game_channel=_game_from_world_file)
+wrong("12", "q1", "the first channel a word search finds", ("expected None but got 3", "one of a channel's teams"),
+      game_channel=_game_by_search)
+right("12", "q1", "the team read from profile_of", game_channel=_game_from_profile)
+wrong("12", "q2", "the stated one only", ("after store.forget_preference('dmitriy', 'usual temperature')",
+                                          "expected 19 but got None"),
+      usual_temperature=lambda store, person: store.preferences(person).get("usual temperature"))
+wrong("12", "q2", "the oldest request, not the newest", ("For sam", "expected 20 but got 23"),
+      usual_temperature=_temperature_oldest)
+right("12", "q2", "a word search, the newest by time", usual_temperature=_temperature_by_search)
+wrong("12", "q3", "never says who is speaking", ("Everyone got the same channel", "RunContext(person=...)"),
+      channel_by_person=_channels_for_nobody)
+wrong("12", "q3", "no reset between runs", ("The run for 'noor' changes nothing", "home.reset()"),
+      channel_by_person=_channels_without_reset)
+right("12", "q3", "memory_for instead of a run context", channel_by_person=_channels_with_memory)
+
+# ---- 14 valid, not right (recorded real-model episodes, no model runs)
+def _repeat_by_name(episode):
+    # The same function twice counts as a repeat, whatever its arguments.
+    names = []
+    for step in episode.tool_calls:
+        if step.tool in names:
+            return step.turn
+        names.append(step.tool)
+    return None
+
+
+def _repeat_of_the_last(episode):
+    # Only a call the same as the one just before it.
+    calls = episode.tool_calls
+    return next((b.turn for a, b in zip(calls, calls[1:]) if a.call_text == b.call_text), None)
+
+
+def _repeat_position(episode):
+    # Its position in the list, not its turn.
+    texts = [step.call_text for step in episode.tool_calls]
+    return next((i for i, text in enumerate(texts) if text in texts[:i]), None)
+
+
+def _repeat_by_count(episode):
+    texts = [step.call_text for step in episode.tool_calls]
+    repeats = [step.turn for i, step in enumerate(episode.tool_calls) if texts[:i].count(step.call_text)]
+    return min(repeats) if repeats else None
+
+
+wrong("14", "q1", "same function name, other arguments", ("not just its name",), first_repeat=_repeat_by_name)
+wrong("14", "q1", "only the call just before", ("compare with every call before",), first_repeat=_repeat_of_the_last)
+wrong("14", "q1", "the position, not the turn", ("return the turn",), first_repeat=_repeat_position)
+right("14", "q1", "counts earlier texts, smallest turn", first_repeat=_repeat_by_count)
+
+
+def _required_only(parameters, arguments):
+    missing = [key for key in parameters.get("required", []) if key not in arguments]
+    return f"missing {missing[0]!r}" if missing else None
+
+
+def _no_enum(parameters, arguments):
+    props = parameters.get("properties", {})
+    for key in parameters.get("required", []):
+        if key not in arguments:
+            return f"missing {key!r}"
+    for key, value in arguments.items():
+        if key not in props:
+            return f"unknown argument {key!r}"
+        if props[key].get("type") == "boolean" and not isinstance(value, bool):
+            return f"{key!r} must be true or false"
+        if props[key].get("type") == "string" and not isinstance(value, str):
+            return f"{key!r} must be a string"
+    return None
+
+
+def _loose_boolean(parameters, arguments):
+    # 1 accepted as a boolean: Python's bool is an int, but JSON's boolean is not a number.
+    props = parameters.get("properties", {})
+    for key in parameters.get("required", []):
+        if key not in arguments:
+            return f"missing {key!r}"
+    for key, value in arguments.items():
+        spec = props.get(key)
+        if spec is None:
+            return f"unknown argument {key!r}"
+        kind = {"boolean": (bool, int), "string": str}.get(spec.get("type"), object)
+        if not isinstance(value, kind):
+            return f"{key!r} has the wrong type"
+        if value not in spec.get("enum", [value]):
+            return f"{key!r} must be one of {spec['enum']}"
+    return None
+
+
+def _all_problems(parameters, arguments):
+    props = parameters.get("properties", {})
+    problems = [f"{key} is required" for key in set(parameters.get("required", [])) - set(arguments)]
+    problems += [f"{key} is not a parameter" for key in set(arguments) - set(props)]
+    for key in set(arguments) & set(props):
+        value, spec = arguments[key], props[key]
+        if spec.get("type") == "boolean" and type(value) is not bool:
+            problems.append(f"{key} must be true or false")
+        if spec.get("type") == "string" and type(value) is not str:
+            problems.append(f"{key} must be text")
+        if "enum" in spec and value not in spec["enum"]:
+            problems.append(f"{key} is not one of {', '.join(spec['enum'])}")
+    return "; ".join(sorted(problems)) or None
+
+
+wrong("14", "q2", "only the required keys", ("'on' is not a parameter of toggle_light", "returned None"),
+      argument_error=_required_only)
+wrong("14", "q2", "no enum check", ("there is no garage-light",), argument_error=_no_enum)
+wrong("14", "q2", "1 taken for a boolean", ("1 is a number",), argument_error=_loose_boolean)
+wrong("14", "q2", "True/False instead of a sentence", ("return None (valid) or a sentence",),
+      argument_error=lambda parameters, arguments: set(parameters.get("required", [])) <= set(arguments))
+right("14", "q2", "every problem, as sets", argument_error=_all_problems)
+
+
+def _outer_braces(text):
+    # From the first { to the last }: fine for one call, wrong when other braces come first.
+    try:
+        value = json.loads(text[text.index("{"):text.rindex("}") + 1])
+    except ValueError:
+        return None
+    return (value["name"], value.get("arguments", {})) if isinstance(value, dict) and "name" in value else None
+
+
+def _whole_object(text):
+    decoder = json.JSONDecoder()
+    for start in [i for i, c in enumerate(text) if c == "{"]:
+        try:
+            value = decoder.raw_decode(text, start)[0]
+        except ValueError:
+            continue
+        if isinstance(value, dict) and "name" in value:
+            return value  # the object, not (name, arguments)
+    return None
+
+
+def _call_by_ends(text):
+    # Every {...} span, shortest first from each opening brace, read with json.loads.
+    for start in range(len(text)):
+        if text[start] != "{":
+            continue
+        for end in range(start + 1, len(text)):
+            if text[end] != "}":
+                continue
+            try:
+                value = json.loads(text[start:end + 1])
+            except ValueError:
+                continue
+            if isinstance(value, dict) and isinstance(value.get("name"), str):
+                return value["name"], value.get("arguments", {})
+            break
+    return None
+
+
+wrong("14", "q3", "first { to last }", ("braces that are not JSON", "expected ('set_light'"), read_call=_outer_braces)
+wrong("14", "q3", "the whole object", ("not the whole object",), read_call=_whole_object)
+right("14", "q3", "json.loads on each {...} span", read_call=_call_by_ends)
+
+# ---- 17 Home Assistant's templates, tools and entity ids
+# Needs, at the top of tests/system/test_exercises.py: `import unicodedata` and `from collections import Counter`
+# (plus `from lares_kit.ha.domains import domain_of`).
+def _slug(text):
+    return "_".join(re.findall(r"[a-z0-9]+", unicodedata.normalize("NFKD", text).encode("ascii", "ignore")
+                                .decode().lower()))
+
+
+def _entity_by_counter(home, device_id):
+    device = home.devices[device_id]
+    names = Counter(d.name.lower() for d in home.devices.values())
+    said = device.name if names[device.name.lower()] == 1 else f"{home.room_name(device.room)} {device.name}"
+    return f"{domain_of(device.type, device.state)}.{_slug(said)}"
+
+
+def _entity_type_as_domain(home, device_id):
+    device = home.devices[device_id]  # the lares_kit type before the dot: 'thermostat.thermostat'
+    names = Counter(d.name.lower() for d in home.devices.values())
+    said = device.name if names[device.name.lower()] == 1 else f"{home.room_name(device.room)} {device.name}"
+    return f"{device.type}.{_slug(said)}"
+
+
+def _entity_keeps_accents(home, device_id):
+    device = home.devices[device_id]  # \w keeps 'ü': 'lock.haustür'
+    names = Counter(d.name.lower() for d in home.devices.values())
+    said = device.name if names[device.name.lower()] == 1 else f"{home.room_name(device.room)} {device.name}"
+    return domain_of(device.type) + "." + re.sub(r"[^\w]+", "_", said.lower()).strip("_")
+
+
+_HA_CALLS = {
+    "lock up the back door": ("HassTurnOn", {"name": "Back door lock"}),
+    "set the bedside lamp to 30 percent": ("HassLightSet", {"name": "Bedside lamp", "brightness": 30}),
+    "set the living room blinds half open": ("HassSetPosition", {"name": "Blinds", "area": "Living room",
+                                                                 "position": 50}),
+    "switch the kitchen lights off": ("HassTurnOff", {"area": "Kitchen", "domain": "light"}),
+    "put the heating on 21 degrees": ("HassClimateSetTemperature", {"name": "Thermostat", "temperature": 21}),
+}
+
+wrong("17", "q1", "one word order only", ("hassil matched nothing for 'pop the light on in the hallway'",),
+      templates=["(pop|flick) [the] {area} light on"])
+wrong("17", "q1", "on or off", ("'pop the office light off'", "should match nothing"),
+      templates=["(pop|flick) [the] {area} light (on|off)", "(pop|flick) [the] light (on|off) in [the] {area}"])
+wrong("17", "q1", "the rooms spelled out", ("expected area 'office'", "{area} slot"),
+      templates=["(pop|flick) [the] (office|bedroom|hallway|lounge|kitchen) light on",
+                 "(pop|flick) [the] light on in [the] (office|bedroom|hallway|lounge|kitchen)"])
+right("17", "q1", "one template, two orders as alternatives",
+      templates=["(pop|flick) [the] ({area} light on|light on in [the] {area})"])
+wrong("17", "q2", "an area without a domain", ("collateral damage", "'kettle'"),
+      calls={**_HA_CALLS, "switch the kitchen lights off": ("HassTurnOff", {"area": "Kitchen"})})
+wrong("17", "q2", "lock with HassTurnOff", ("changed nothing", "HA_API_PROMPT"),
+      calls={**_HA_CALLS, "lock up the back door": ("HassTurnOff", {"name": "Back door lock"})})
+wrong("17", "q2", "a name two blinds share", ("was refused", "give the area"),
+      calls={**_HA_CALLS, "set the living room blinds half open": ("HassSetPosition",
+                                                                   {"name": "Blinds", "position": 50})})
+right("17", "q2", "lists, aliases, area and domain",
+      calls={"lock up the back door": ["HassTurnOn", {"name": "back door lock", "domain": "lock"}],
+             "set the bedside lamp to 30 percent": ["HassLightSet", {"brightness": 30, "name": "bedside lamp"}],
+             "set the living room blinds half open": ["HassSetPosition", {"area": "living room", "domain": "cover",
+                                                                          "position": 50}],
+             "switch the kitchen lights off": ["HassTurnOff", {"name": "Spotlights"}],
+             "put the heating on 21 degrees": ["HassClimateSetTemperature", {"temperature": 21, "name": "heating"}]})
+wrong("17", "q3", "the type, not the domain", ("DOMAINS['thermostat'] is 'climate'",),
+      entity_for=_entity_type_as_domain)
+wrong("17", "q3", "the name alone", ("are called 'Light'", "the room's name goes in front"),
+      entity_for=lambda home, device_id: f"{domain_of(home.devices[device_id].type)}."
+                                         f"{_slug(home.devices[device_id].name)}")
+wrong("17", "q3", "accents kept", ("plain ASCII",), entity_for=_entity_keeps_accents)
+right("17", "q3", "Counter, findall and domain_of", entity_for=_entity_by_counter)
+
+# ---- 18 messages and doors (uses json, already imported by tests/system/test_exercises.py)
+def _every_state_that_says_on(heard):
+    # Every config's state topic that says ON: switches and smoke alarms say ON too.
+    names = []
+    for topic, payload in heard.items():
+        if topic.startswith("homeassistant/") and topic.endswith("/config") and payload:
+            config = json.loads(payload)
+            if heard.get(config.get("state_topic")) == "ON":
+                names.append(config["device"]["name"])
+    return names
+
+
+def _lights_said_plain_on(heard):
+    # Only lights, but read as plain ON/OFF: a JSON-schema light says {"state": "ON", ...}.
+    names = []
+    for topic, payload in heard.items():
+        if topic.startswith("homeassistant/light/") and payload:
+            config = json.loads(payload)
+            if heard[config["state_topic"]] == "ON":
+                names.append(config["device"]["name"])
+    return names
+
+
+def _lights_with_cleared_configs(heard):
+    # Forgets that a home that left clears its configs with an empty payload: json.loads("") raises.
+    names = []
+    for topic, payload in heard.items():
+        if topic.startswith("homeassistant/light/"):
+            config = json.loads(payload)
+            if json.loads(heard[config["state_topic"]])["state"] == "ON":
+                names.append(config["device"]["name"])
+    return names
+
+
+def _lights_by_parts(heard):
+    found = set()
+    for topic, payload in heard.items():
+        prefix, component, *_rest, last = topic.split("/")
+        if (prefix, component, last) != ("homeassistant", "light", "config"):
+            continue
+        try:
+            config = json.loads(payload)
+        except ValueError:  # '': the home has gone
+            continue
+        if json.loads(heard.get(config["state_topic"], "{}")).get("state") == "ON":
+            found.add(config["device"]["name"])
+    return found
+
+
+def _command_in_percent(config, percent):
+    state = {"state": "ON" if percent else "OFF"}
+    if percent and config.get("brightness"):
+        state["brightness"] = percent  # Home Assistant's scale is 0-255
+    return config["command_topic"], json.dumps(state)
+
+
+def _command_always_dimmed(config, percent):
+    if percent == 0:
+        return config["command_topic"], json.dumps({"state": "OFF"})
+    return config["command_topic"], json.dumps({"state": "ON", "brightness": round(percent * 2.55)})
+
+
+def _command_zero_brightness(config, percent):
+    if not config.get("brightness"):
+        return config["command_topic"], json.dumps({"state": "ON" if percent else "OFF"})
+    return config["command_topic"], json.dumps({"state": "ON", "brightness": round(percent * 255 / 100)})
+
+
+def _command_plain_words(config, percent):
+    if percent <= 0:
+        return config["command_topic"], "OFF"
+    if config.get("supported_color_modes") == ["onoff"]:
+        return config["command_topic"], "ON"
+    return config["command_topic"], json.dumps({"state": "ON", "brightness": int(percent * 2.55)})
+
+
+wrong("18", "q1", "every state that says ON", ("'Kitchen Smoke alarm' is a switch, not a light",),
+      lights_on=_every_state_that_says_on)
+wrong("18", "q1", "a JSON light read as plain ON", ("expected ['Hall Ceiling light', 'Kitchen Spotlights'] but got []",
+                                                     "sends JSON: json.loads it"), lights_on=_lights_said_plain_on)
+wrong("18", "q1", "a cleared config parsed", ("beside a townhouse whose bridge has closed", "JSONDecodeError"),
+      lights_on=_lights_with_cleared_configs)
+right("18", "q1", "topic parts, a set, try/except", lights_on=_lights_by_parts)
+wrong("18", "q2", "brightness in percent", ("would go to 20 %, not 50 %", "brightness_scale"),
+      light_command=_command_in_percent)
+wrong("18", "q2", "a brightness for a light that cannot dim", ("hall-light", "cannot be dimmed"),
+      light_command=_command_always_dimmed)
+wrong("18", "q2", "brightness 0 for off", ("should go off",), light_command=_command_zero_brightness)
+wrong("18", "q2", "a dict, not text", ("an MQTT payload is text",),
+      light_command=lambda config, percent: (config["command_topic"], {"state": "ON" if percent else "OFF"}))
+right("18", "q2", "plain ON/OFF, int(percent * 2.55)", light_command=_command_plain_words)
+wrong("18", "q3", "a page without a token gets 401", ("For (c)", "the server answers 403"),
+      verdicts={"a": "confirm", "b": "refuse", "c": 401, "d": 401, "e": 421, "f": "refuse", "g": 415, "h": "allow"})
+wrong("18", "q3", "a guest may confirm", ("For (b)", "the server answers 'refuse'", "guest"),
+      verdicts={"a": "confirm", "b": "confirm", "c": 403, "d": 401, "e": 421, "f": "refuse", "g": 415, "h": "allow"})
+right("18", "q3", "status codes as text",
+      verdicts={"a": "confirm", "b": "refuse", "c": "403", "d": "401", "e": "421", "f": "refuse", "g": "415",
+                "h": "allow"})
 
 
 def test_every_question_has_a_wrong_and_a_right_answer():
