@@ -3,7 +3,7 @@
     .venv/bin/python scripts/seeds_table.py           # writes docs/seeds.md
     .venv/bin/python scripts/seeds_table.py --print   # prints it instead
 
-The code is :mod:`lares_kit.bench.seeds_table` (the package carries the table, for notebook 08).
+The code is :mod:`lares_kit.bench.seeds_table` (the package carries the table, for notebook 08b).
 """
 
 import sys

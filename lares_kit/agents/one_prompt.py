@@ -1,6 +1,6 @@
 """The one-prompt baseline: every device, its state and its API in one large prompt; the commands in one go.
 
-Taught in ``notebooks/08_evaluation.ipynb`` (the seeds side by side). SAGE
+Taught in ``notebooks/08b_comparing_agents.ipynb`` (the seeds side by side). SAGE
 (Rivkin et al., 2023) measures its tree of prompts against a simpler design:
 put the whole home -- each device's current state and the documentation of
 what it can do -- into a single prompt, and ask the model for the commands

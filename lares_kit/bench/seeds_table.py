@@ -9,7 +9,7 @@ model ``local-qwen`` where a recording of it exists (``lares_kit/data/recorded/`
     .venv/bin/python scripts/seeds_table.py --print   # prints it instead
 
 The table travels with the package (``lares_kit/data/seeds.md``; in a checkout, a link to ``docs/seeds.md``), so
-notebook 08 prints it wherever the lessons were copied to. Taught in ``notebooks/08_evaluation.ipynb``.
+notebook 08b prints it wherever the lessons were copied to. Taught in ``notebooks/08b_comparing_agents.ipynb``.
 
 ``tests/system/test_seeds.py`` regenerates the offline parts and compares them with the committed file.
 """

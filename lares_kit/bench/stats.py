@@ -1,6 +1,7 @@
 """How sure a success rate is: the Wilson interval, and pass^k over repeated trials.
 
-Taught in ``notebooks/08_evaluation.ipynb``. A benchmark of 40 tasks that
+Taught in ``notebooks/08_evaluation.ipynb`` (the intervals) and ``notebooks/08b_comparing_agents.ipynb``
+(pass^k over repeated trials). A benchmark of 40 tasks that
 an agent solves 30 times says "75%", but a second run with another seed
 could say 65% or 85%: :func:`wilson_interval` gives the range that holds
 the true rate 95 times out of 100 (Wilson's score interval, which stays

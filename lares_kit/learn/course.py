@@ -224,7 +224,8 @@ def build_course(directory: str | Path, exercises: str | Path | None = None,
         exercises: The folder of exercise notebooks (default: this checkout's ``exercises/``).
         names: Only these exercises ("01_shortest_route", or just "01"); default: all of them.
         questions: Also write each lesson's conceptual questions, graded by hand (``questions_NN``:
-            :mod:`lares_kit.learn.questions`), for the lessons of ``names`` (default: every lesson).
+            :mod:`lares_kit.learn.questions`), for the lessons of ``names`` (default: every lesson); an exercise
+            number names every lesson it follows ("08": ``questions_08`` and ``questions_08b``).
 
     Raises:
         LaresError: An unknown exercise name, or a notebook that cannot be made gradable.
@@ -266,7 +267,7 @@ def build_course(directory: str | Path, exercises: str | Path | None = None,
 
         lessons = load_questions()
         for number in lessons:
-            if not names or any(number == w[:2] for w in names):
+            if not names or any(number[:2] == w[:2] for w in names):  # exercise 08: questions_08 and _08b
                 name = f"questions_{number}"
                 notebooks[name] = questions_notebook(number, lessons)
                 targets[name] = root / "source" / name / f"{name}.ipynb"

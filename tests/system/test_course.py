@@ -245,7 +245,7 @@ def test_a_lessons_questions_reach_students_without_their_rubrics(tmp_path):
     from lares_kit.learn.questions import load_questions
 
     lessons = load_questions()
-    assert len(lessons) == 19 and all(2 <= len(lesson["questions"]) <= 3 for lesson in lessons.values())
+    assert len(lessons) == 20 and all(2 <= len(lesson["questions"]) <= 3 for lesson in lessons.values())
     for lesson in lessons.values():
         assert (ROOT / "notebooks" / f"{lesson['notebook']}.ipynb").exists()
         for q in lesson["questions"]:  # the rubric's points add up to the question's, and it ends with a model
