@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS ?= test,lab,browser,dask,course,hub
+EXTRAS ?= test,lab,browser,dask,course,hub,voice
 # One stamp per set of extras, so changing EXTRAS re-installs.
 comma  := ,
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
@@ -32,7 +32,9 @@ lab: $(STAMP)  ## open JupyterLab on the first notebook
 # - mosquitto: the MQTT door of `lares serve-home` is tested against a real broker. Each test starts its
 #   own on a free loopback port with its own config (tests/system/test_serve_mqtt.py): the package's service
 #   (port 1883, started only where systemd runs) is neither used nor needed.
-SYSTEM_PROGRAMS := $(CHROMIUM) /usr/bin/faketime /usr/sbin/mosquitto
+# - espeak-ng and sox: lares say speaks with espeak-ng, and lares listen converts a WAV file of another shape to
+#   16 kHz mono with sox (the voice tests synthesize their commands with espeak-ng).
+SYSTEM_PROGRAMS := $(CHROMIUM) /usr/bin/faketime /usr/sbin/mosquitto /usr/bin/espeak-ng /usr/bin/sox
 
 .PHONY: system-programs
 system-programs:

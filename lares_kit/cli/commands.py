@@ -1,5 +1,5 @@
 """The ``lares`` command: worlds (list, check, generate), run, demo, bench, import-ha, serve-model, serve-home,
-course, lessons.
+course, lessons, say, listen.
 
 Each subcommand is a thin wrapper over the library; the work happens in the
 module named beside it. Mistakes a learner can fix (a bad world file, a
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..errors import LaresError, plain_warnings
 from ..knowledge.formats import KNOWLEDGE_FORMATS
+from .voice import add_voice_commands, cli_listen, cli_say
 
 __all__ = ["bench_epilog", "build_parser", "main"]
 
@@ -243,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ..serve.mqtt_connection import add_mqtt_arguments
 
     add_mqtt_arguments(home)  # --mqtt-username, --mqtt-password-file, --mqtt-tls, --mqtt-ca... (docs/serve_home.md)
+    add_voice_commands(sub)  # lares say, lares listen (lares_kit.cli.voice)
     return parser
 
 
@@ -418,6 +420,8 @@ def _main(args: argparse.Namespace) -> int:
         if args.command == "serve-home":
             from ..serve.app import cli_serve_home
             return cli_serve_home(args)
+        if args.command in ("say", "listen"):
+            return (cli_say if args.command == "say" else cli_listen)(args)
         if args.command == "lessons":
             from ..learn.lessons import cli_lessons
             return cli_lessons(args)

@@ -1,0 +1,131 @@
+"""Speech to text with pocketsphinx, in two modes a lesson compares: any English, or only what the home can mean.
+
+Part of :mod:`lares_kit.voice`. pocketsphinx is CMU's small speech
+recognizer; its wheel carries the US English acoustic model, a general
+language model and the CMU pronunciation dictionary, so nothing is
+downloaded. ``mode="general"`` decodes with that general language model: it
+may hear any English word, and on a synthetic voice it often hears the wrong
+ones. ``mode="home"`` decodes with the home's own grammar
+(:mod:`lares_kit.voice.grammar`): it can only hear the commands and
+questions the home can mean, in its own names.
+
+The confidence is pocketsphinx's posterior probability of the transcript
+(0 to 1). Silence gives an empty transcript, never a guess.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from ..errors import LaresError
+from ..home.graph import Home
+from .audio import RATE, Audio, is_silent
+from .grammar import HomeGrammar, home_grammar, is_whole, pronounce, written
+
+__all__ = ["MODES", "Heard", "Recognizer", "hearing_missing"]
+
+MODES = ("home", "general")
+VOICE_EXTRA = 'the [voice] extra: pip install "lares-kit[voice]" (in a checkout: make)'
+
+
+def hearing_missing() -> str | None:
+    """None when pocketsphinx is installed; else the sentence naming the extra to install."""
+    if importlib.util.find_spec("pocketsphinx") is None:
+        return f"hearing needs pocketsphinx, in {VOICE_EXTRA}"
+    return None
+
+
+@dataclass(frozen=True)
+class Heard:
+    """What the recognizer heard.
+
+    Attributes:
+        text: the transcript in the home's written words ("" for silence, or for words that make no whole
+            sentence of the home's grammar).
+        confidence: pocketsphinx's posterior probability of it, 0 to 1 (0 for "").
+        mode: ``home`` (the home's grammar) or ``general`` (any English).
+        raw: the words as decoded, before names and numbers were written the home's way.
+        seconds: the time decoding took.
+        partial: the words decoded when they are no whole sentence of the home's grammar ("set the"), else "".
+    """
+
+    text: str
+    confidence: float
+    mode: str
+    raw: str = ""
+    seconds: float = 0.0
+    partial: str = ""
+
+
+class Recognizer:
+    """A pocketsphinx decoder for one home (``mode="home"``) or for any English (``mode="general"``).
+
+    Args:
+        home: the home whose grammar it hears; needed for ``mode="home"``.
+        mode: ``home`` or ``general``.
+
+    Raises:
+        LaresError: pocketsphinx missing (the sentence names the extra), an unknown mode, ``home`` mode without a
+            home, or a home in a language other than English (the wheel carries only the US English model).
+    """
+
+    def __init__(self, home: Home | None = None, mode: Literal["home", "general"] = "home") -> None:
+        if (missing := hearing_missing()) is not None:
+            raise LaresError(missing)
+        if mode not in MODES:
+            raise LaresError(f"unknown recognizer mode {mode!r}: choose home (the home's grammar) or general")
+        if mode == "home" and home is None:
+            raise LaresError("the home's grammar needs a home: pass --world, or use the general mode")
+        language = getattr(home, "language", "en") if home is not None else "en"
+        if language != "en":
+            raise LaresError(f"this home speaks {language!r}; the recognizer has only its US English model, so "
+                             "lares listen hears English homes only")
+        from pocketsphinx import Config, Decoder
+
+        self.mode, self.home = mode, home
+        self.grammar: HomeGrammar | None = home_grammar(home) if mode == "home" and home is not None else None
+        config = Config(samprate=RATE, loglevel="FATAL")  # pocketsphinx logs to stderr; its errors raise
+        self._decoder = Decoder(config)
+        if self.grammar is not None:
+            self.added = self._add_missing_words(self.grammar.words)
+            self._decoder.add_jsgf_string("home", self.grammar.jsgf)
+            self._decoder.activate_search("home")
+        else:
+            self.added = {}
+
+    def _add_missing_words(self, words: set[str]) -> dict[str, list[str]]:
+        # Words of the home's names the dictionary lacks get espeak-ng's pronunciation; without espeak-ng, none.
+        missing = sorted(w for w in words if self._decoder.lookup_word(w) is None)
+        found = pronounce(missing)
+        for word, phones in found.items():
+            self._decoder.add_word(word, " ".join(phones), False)
+        unknown = [w for w in missing if w not in found]
+        if unknown:
+            raise LaresError(f"no pronunciation for {', '.join(unknown[:5])}: install espeak-ng (make), which "
+                             "gives the recognizer the sounds of words its dictionary lacks")
+        return found
+
+    def hear(self, audio: Audio) -> Heard:
+        """The transcript of ``audio`` (16 kHz mono, as :func:`lares_kit.voice.audio.read_wav` gives it).
+
+        Args:
+            audio: what was said.
+        """
+        start = time.perf_counter()
+        if is_silent(audio):
+            return Heard("", 0.0, self.mode, "", time.perf_counter() - start)
+        decoder = self._decoder
+        decoder.start_utt()
+        decoder.process_raw(audio.samples, no_search=False, full_utt=True)
+        decoder.end_utt()
+        hyp = decoder.hyp()
+        raw = " ".join(hyp.hypstr.split()) if hyp is not None else ""
+        confidence = round(float(hyp.prob), 4) if hyp is not None and raw else 0.0
+        seconds = time.perf_counter() - start
+        if raw and self.grammar is not None and not is_whole(raw, self.grammar):
+            return Heard("", 0.0, self.mode, raw, seconds, partial=raw)  # cut short: no command, and it says so
+        return Heard(written(raw, self.grammar) if raw else "", confidence, self.mode, raw, seconds)
+
