@@ -1,10 +1,8 @@
 """The ``lares`` command: worlds (list, check, generate), run, demo, bench, import-ha, serve-model, serve-home,
 course, lessons, say, listen.
 
-Each subcommand is a thin wrapper over the library; the work happens in the
-module named beside it. Mistakes a learner can fix (a bad world file, a
-missing API key) are printed as one sentence and exit with status 2 -- no
-traceback.
+Each subcommand is a thin wrapper over the library; the work happens in the module named beside it. Mistakes a
+learner can fix (a bad world file, a missing API key) are one sentence and exit with status 2 -- no traceback.
 """
 
 from __future__ import annotations
@@ -242,8 +240,10 @@ def build_parser() -> argparse.ArgumentParser:
     home.add_argument("--mqtt", default=None, metavar="HOST:PORT",
                       help="also put the home on this MQTT broker, with Home Assistant discovery")
     from ..serve.mqtt_connection import add_mqtt_arguments
+    from ..serve.wyoming_door import add_wyoming_arguments
 
     add_mqtt_arguments(home)  # --mqtt-username, --mqtt-password-file, --mqtt-tls, --mqtt-ca... (docs/serve_home.md)
+    add_wyoming_arguments(home)  # --wyoming PORT, --wyoming-source, --wyoming-agent... (docs/voice.md)
     add_voice_commands(sub)  # lares say, lares listen (lares_kit.cli.voice)
     return parser
 

@@ -28,7 +28,8 @@ the night rule reads, is shared by every door.
 output instead, for clients that start the server themselves (a desktop
 assistant's config, :func:`~lares_kit.serve.client.mcp_tools`); it serves HTTP
 too only when ``--port`` is given. ``--mqtt HOST:PORT`` also puts the home on
-an MQTT broker (:mod:`.mqtt`).
+an MQTT broker (:mod:`.mqtt`); ``--wyoming PORT`` offers its speech to text,
+text to speech and agent to Home Assistant's voice pipeline (:mod:`.wyoming_door`).
 
 :class:`HomeServer` is reusable in tests and notebooks: ``port=0`` picks a
 free port, ``with HomeServer(service) as server: server.base_url``. It stops
@@ -311,8 +312,8 @@ def _service(args: argparse.Namespace) -> HomeService:
 def cli_serve_home(args: argparse.Namespace) -> int:
     """``lares serve-home WORLD [--mcp stdio|http] [--host] [--port N] [--token T] [--token-for SOURCE=T]...
     [--allow-host NAME]... [--allow-origin URL]... [--clock K] [--time-of-day T] [--debug] [--seed N]
-    [--tools lares|ha] [--source NAME] [--mqtt HOST:PORT ...]``: serve until Ctrl-C, SIGTERM, or (stdio) the
-    client leaves. Everything is checked before anything is served: a mistake is one sentence, exit 2.
+    [--tools lares|ha] [--source NAME] [--mqtt HOST:PORT ...] [--wyoming PORT ...]``: serve until Ctrl-C, SIGTERM,
+    or (stdio) the client leaves. Everything is checked before anything is served: a mistake is one sentence, exit 2.
 
     Args:
         args: The parsed command line.
@@ -345,6 +346,23 @@ def cli_serve_home(args: argparse.Namespace) -> int:
             if server is not None:
                 server.close()
             return 2
+    door = None
+    if getattr(args, "wyoming", None):
+        from .wyoming_door import WyomingDoor, parse_wyoming
+
+        _log_to_stderr()  # a malformed event, a client that sent too much: one line each
+        try:
+            host, port = parse_wyoming(args.wyoming)
+            door = WyomingDoor(service, host, port, source=args.wyoming_source, agent=args.wyoming_agent,
+                               model=args.wyoming_model)
+        except (LaresError, OSError) as exc:
+            said = str(exc) if isinstance(exc, LaresError) else (f"cannot serve Wyoming on {args.wyoming} "
+                                                                 f"({exc.strerror or exc}); try another port.")
+            print(f"lares: {said}", file=sys.stderr)
+            for other in (server, bridge):
+                if other is not None:
+                    other.close()
+            return 2
     out = sys.stderr if args.mcp == "stdio" else sys.stdout  # stdio: standard output is the protocol's
     if server is not None:
         print(f"Serving {service.home.name} at {server.base_url} (Ctrl-C to stop)\n"
@@ -357,6 +375,8 @@ def cli_serve_home(args: argparse.Namespace) -> int:
     print(f"  {service.home.clock.describe()}", file=out, flush=True)
     if bridge is not None:
         print(f"  MQTT: {bridge.describe()}", file=out, flush=True)
+    if door is not None:
+        print(f"  Wyoming: {door.start().describe()}", file=out, flush=True)
     try:
         if args.mcp == "stdio":
             if server is not None:
@@ -375,6 +395,8 @@ def cli_serve_home(args: argparse.Namespace) -> int:
             server.close()
         if bridge is not None:
             bridge.close()
+        if door is not None:
+            door.close()
     if args.mcp != "stdio":  # a stdio server's client started it, and its stderr is often the client's
         print(f"lares serve-home: stopped after {service.calls} tool calls.", file=sys.stderr)
     return 0

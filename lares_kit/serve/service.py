@@ -248,6 +248,34 @@ class HomeService:
                     break
             return result
 
+    def episode(self, work: Callable[[Home], Any]) -> Any:
+        """Run ``work(home)`` -- a whole agent episode in the served home -- alone; tell the listeners what changed.
+
+        A door that runs an agent itself (the Wyoming door's intent handling)
+        runs it here: one episode at a time with the other doors' calls, and
+        every change it makes is told to the event stream and MQTT, and sent on
+        to bound devices, as a tool call's would be.
+
+        Args:
+            work: What to run; it gets the home and returns what it returns.
+        """
+        with self._lock:
+            home = self.home
+            before = {dev_id: dict(dev.state) for dev_id, dev in home.devices.items()}
+            robot_before = home.robot.room
+            try:
+                return work(home)
+            finally:
+                changed = {dev_id: old for dev_id, old in before.items() if home.devices[dev_id].state != old}
+                self.calls += 1
+                self._send_to_bound(changed)
+                events = [self._device_event(dev_id) for dev_id, old in changed.items()
+                          if home.devices[dev_id].state != old]
+                if home.robot.room != robot_before:
+                    events.append({"type": "robot", "id": home.robot.id, "room": home.robot.room})
+                for event in events:  # under the lock: the next episode's changes come after these
+                    self.notify(event)
+
     # ------------------------------------------------------------ bound devices
     def bind(self, device_id: str, link: DeviceLink) -> None:
         """Bind a device to an outside one: the tools' changes to it go to ``link``, its state comes from it.
