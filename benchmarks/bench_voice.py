@@ -33,7 +33,7 @@ from lares_kit.bench import Outcome, load_tasks, run_checks, set_stage  # noqa: 
 from lares_kit.voice.audio import read_wav  # noqa: E402
 from lares_kit.voice.grammar import spoken  # noqa: E402
 from lares_kit.voice.hear import MODES, Recognizer  # noqa: E402
-from lares_kit.voice.speak import VOICES, speak  # noqa: E402
+from lares_kit.voice.speech import VOICES, speak  # noqa: E402
 
 COMMANDS = ("direct", "multi-device", "multi-task", "command-chaining", "device-resolution", "search")
 

@@ -60,7 +60,7 @@ def cli_say(args: argparse.Namespace) -> int:
         args: the parsed command line (text, out, world, voice).
     """
     from ..home.worlds import load_world
-    from ..voice.speak import speak
+    from ..voice.speech import speak
 
     language = load_world(args.world).language if args.world else "en"
     audio = speak(args.text, language, args.voice)
@@ -82,7 +82,7 @@ def cli_listen(args: argparse.Namespace) -> int:
     from ..tools.users import NoUser
     from ..voice.audio import read_wav
     from ..voice.hear import Recognizer, hearing_missing
-    from ..voice.speak import speak, speaker_missing
+    from ..voice.speech import speak, speaker_missing
 
     for missing in (hearing_missing(), speaker_missing()):
         if missing is not None:

@@ -62,7 +62,7 @@ class _TooMuch(Exception):  # more than the door takes: tell the client (an erro
 def wyoming_missing() -> str | None:
     """None when the Wyoming door can run; else the sentence naming what to install (the [voice] extra)."""
     from ..voice.hear import VOICE_EXTRA, hearing_missing
-    from ..voice.speak import speaker_missing
+    from ..voice.speech import speaker_missing
 
     if importlib.util.find_spec("wyoming") is None:
         return f"--wyoming needs the wyoming package, in {VOICE_EXTRA}"
@@ -139,7 +139,7 @@ def describe(service: HomeService) -> Any:
     """
     from wyoming import info as wy
 
-    from ..voice.speak import VOICES
+    from ..voice.speech import VOICES
 
     sphinx, sphinx_version = wy.Attribution("CMU Sphinx (pocketsphinx)", POCKETSPHINX_URL), _version("pocketsphinx")
     espeak, espeak_version = wy.Attribution("eSpeak NG", ESPEAK_URL), _espeak_version()
@@ -301,7 +301,7 @@ class _Connection:
         from wyoming.error import Error
 
         from ..voice.audio import read_wav
-        from ..voice.speak import VOICES, speak
+        from ..voice.speech import VOICES, speak
 
         voice = request.voice.name if request.voice is not None else None
         if not isinstance(request.text, str) or not isinstance(voice, (str, type(None))):

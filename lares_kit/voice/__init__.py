@@ -20,7 +20,7 @@ _LAZY = {
     "home_grammar": "lares_kit.voice.grammar",
     "Heard": "lares_kit.voice.hear",
     "Recognizer": "lares_kit.voice.hear",
-    "speak": "lares_kit.voice.speak",
+    "speak": "lares_kit.voice.speech",
 }
 __all__ = ["Audio", "read_wav", "wav_bytes", "HomeGrammar", "home_grammar", "Heard", "Recognizer", "speak"]
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

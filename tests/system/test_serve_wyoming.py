@@ -28,7 +28,7 @@ from wyoming.info import Describe, Info  # noqa: E402
 from wyoming.tts import Synthesize, SynthesizeVoice  # noqa: E402
 
 from lares_kit.voice.audio import MAX_SECONDS  # noqa: E402
-from lares_kit.voice.speak import VOICES, speaker_missing  # noqa: E402
+from lares_kit.voice.speech import VOICES, speaker_missing  # noqa: E402
 
 pytestmark = pytest.mark.skipif(speaker_missing() is not None, reason="espeak-ng is not installed")
 COMMAND = "turn on the light in the kitchen"

@@ -133,7 +133,7 @@ def test_the_homes_grammar_hears_espeak_ngs_commands_better_than_any_english():
     # Our own ten commands in six homes, in espeak-ng's two English voices: the word error rate of the home's
     # grammar is printed beside the general model's (the voice benchmark measures the worlds' command tasks).
     from lares_kit.voice.hear import Recognizer
-    from lares_kit.voice.speak import VOICES, speak
+    from lares_kit.voice.speech import VOICES, speak
 
     words = sum(len(s.split()) for _, s in SAID) * len(VOICES["en"])
     errors = {"home": 0, "general": 0}
@@ -154,7 +154,7 @@ def test_the_homes_grammar_hears_espeak_ngs_commands_better_than_any_english():
 @NEEDS_VOICE
 def test_silence_and_what_the_home_cannot_mean_are_no_command():
     from lares_kit.voice.hear import Recognizer
-    from lares_kit.voice.speak import speak
+    from lares_kit.voice.speech import speak
 
     ear = Recognizer(load_world("sage-home"))
     assert ear.hear(Audio(bytes(RATE * 2))).text == ""
@@ -165,7 +165,7 @@ def test_silence_and_what_the_home_cannot_mean_are_no_command():
 @NEEDS_VOICE
 def test_a_german_home_is_spoken_in_german_and_not_heard():
     from lares_kit.voice.hear import Recognizer
-    from lares_kit.voice.speak import speak
+    from lares_kit.voice.speech import speak
 
     assert read_wav(speak("Das Licht in der Küche ist an.", "de")).seconds > 0.5
     with pytest.raises(LaresError, match="this home speaks 'de'; the recognizer has only its US English model"):
