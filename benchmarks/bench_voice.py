@@ -32,7 +32,7 @@ from lares_kit import load_world, run_agent  # noqa: E402
 from lares_kit.bench import Outcome, load_tasks, run_checks, set_stage  # noqa: E402
 from lares_kit.voice.audio import read_wav  # noqa: E402
 from lares_kit.voice.grammar import spoken  # noqa: E402
-from lares_kit.voice.hear import MODES, Recognizer  # noqa: E402
+from lares_kit.voice.hear import MIN_CONFIDENCE, MODES, Recognizer  # noqa: E402
 from lares_kit.voice.speech import VOICES, speak  # noqa: E402
 
 COMMANDS = ("direct", "multi-device", "multi-task", "command-chaining", "device-resolution", "search")
@@ -54,8 +54,9 @@ def word_errors(said: str, heard: str) -> int:
     return row[-1]
 
 
-def solved(task, instruction: str, agent: str) -> tuple[bool, str, float]:
-    """Whether ``instruction`` (the text, or what was heard) solves ``task``; the reply; the seconds it took.
+def solved(task, instruction: str, agent: str) -> tuple[bool, str, float, bool]:
+    """Whether ``instruction`` (the text, or what was heard) solves ``task``; the reply; the seconds it took; whether
+    the home changed.
 
     Args:
         task: a benchmark task.
@@ -68,13 +69,16 @@ def solved(task, instruction: str, agent: str) -> tuple[bool, str, float]:
                         context=scene.run_context)
     seconds = time.perf_counter() - start
     checks = run_checks(task.expect, Outcome.from_run(episode.to_run_json(), scene))
-    return all(c.passed for c in checks), episode.final_message, seconds
+    changed = episode.initial_state.get("devices") != episode.final_state.get("devices")
+    return all(c.passed for c in checks), episode.final_message, seconds, changed
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agent", default="intent-action")
     parser.add_argument("--limit", type=int, default=None, help="at most this many tasks (for a quick look)")
+    parser.add_argument("--min-confidence", type=float, default=MIN_CONFIDENCE,
+                        help="the home grammar's floor: a sentence heard with less is not acted on (0: none)")
     args = parser.parse_args()
     tasks = [t for t in load_tasks() if t.category in COMMANDS and load_world(t.world).language == "en"]
     tasks = tasks[: args.limit] if args.limit else tasks
@@ -83,8 +87,9 @@ def main() -> None:
     errors, words = defaultdict(int), defaultdict(int)
     ok = defaultdict(lambda: defaultdict(int))  # way -> category -> tasks solved
     turns: list[float] = []
+    wrong: dict[str, int] = defaultdict(int)
     for n, task in enumerate(tasks, 1):
-        text_ok, _, _ = solved(task, task.instruction, args.agent)
+        text_ok, _, _, _ = solved(task, task.instruction, args.agent)
         ok["text"][task.category] += text_ok
         said = spoken(task.instruction)
         for voice in voices:
@@ -92,15 +97,16 @@ def main() -> None:
             for mode in MODES:
                 key = (task.world, mode)
                 if key not in ears:
-                    ears[key] = Recognizer(load_world(task.world), mode)
+                    ears[key] = Recognizer(load_world(task.world), mode, min_confidence=args.min_confidence)
                 heard = ears[key].hear(audio)
                 errors[mode, voice] += word_errors(said, heard.raw)
                 words[mode, voice] += len(said.split())
                 if heard.text:
-                    voice_ok, reply, act = solved(task, heard.text, args.agent)
+                    voice_ok, reply, act, changed = solved(task, heard.text, args.agent)
                 else:
-                    voice_ok, reply, act = False, "I heard nothing I could do.", 0.0
+                    voice_ok, reply, act, changed = False, "I heard nothing I could do.", 0.0, False
                 ok[f"{mode} / {voice}"][task.category] += voice_ok
+                wrong[f"{mode} / {voice}"] += (not voice_ok and changed)  # failed, and the home changed
                 if mode == "home" and task.category == "direct":
                     start = time.perf_counter()
                     speak(reply)
@@ -112,7 +118,7 @@ def main() -> None:
     for task in tasks:
         per_category[task.category] += 1
     print(f"{len(tasks)} command tasks of the English worlds, agent {args.agent}, offline model, "
-          f"voices {', '.join(voices)}\n")
+          f"voices {', '.join(voices)}, home grammar's confidence floor {args.min_confidence}\n")
     print("word error rate")
     for mode in MODES:
         cells = [f"{voice} {errors[mode, voice] / words[mode, voice]:.1%}" for voice in voices]
@@ -124,6 +130,7 @@ def main() -> None:
         print(f"  {category:<18} {count:>3}" + "".join(f"{ok[w][category]:>22}" for w in ways))
     totals = {w: sum(ok[w].values()) for w in ways}
     print(f"  {'all':<18} {len(tasks):>3}" + "".join(f"{totals[w]:>22}" for w in ways))
+    print(f"  {'failed, home changed':<22}" + "".join(f"{wrong[w]:>22}" for w in ways))
     print("\nthrough voice, as a share of through text: " + ", ".join(
         f"{w} {totals[w] / totals['text']:.0%}" for w in ways[1:]))
     if turns:

@@ -94,6 +94,9 @@ def cli_listen(args: argparse.Namespace) -> int:
         episode = run_agent(heard.text, home, args.agent, args.model, user=NoUser(),
                             context=RunContext(source=args.source))
         reply, status = episode.final_message, episode.status
+    elif heard.unsure:
+        reply, status = (f'I am not sure I heard you: was it "{heard.unsure}"? I did nothing; say it again, please.',
+                         "not_heard")
     elif heard.partial:
         reply, status = (f'I heard only "{heard.partial}", which is not a whole command this home knows, so I did '
                          f'nothing. Say it again, for example: turn on the light in the kitchen.'), "not_heard"
@@ -102,13 +105,15 @@ def cli_listen(args: argparse.Namespace) -> int:
     out = args.reply or f"{Path(args.wav).stem}.reply.wav"
     _write(out, speak(reply, home.language))
     if args.json:
-        print(json.dumps({"heard": heard.text, "partial": heard.partial, "confidence": heard.confidence,
+        print(json.dumps({"heard": heard.text, "partial": heard.partial, "unsure": heard.unsure,
+                          "confidence": heard.confidence,
                           "mode": heard.mode, "status": status, "reply": reply, "reply_wav": out,
                           "converted_from": audio.converted}))
     else:
         how = "the home's grammar" if heard.mode == "home" else "the general language model"
-        print(f"heard ({how}, confidence {heard.confidence:.3f}): {heard.text or heard.partial or '(nothing)'}"
-              + (" -- not a whole command" if heard.partial else ""))
+        print(f"heard ({how}, confidence {heard.confidence:.3f}): "
+              f"{heard.text or heard.unsure or heard.partial or '(nothing)'}"
+              + (" -- not a whole command" if heard.partial else " -- too unsure to act on" if heard.unsure else ""))
         print(f"reply ({status}): {reply}")
         print(f"spoken reply: {out}")
     return 0 if status != "not_heard" else 1

@@ -68,7 +68,7 @@ def spoken(name: str) -> str:
     """
     plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
     out = []
-    for token in re.findall(r"[a-z]+\d+|\d+|[a-z]+", plain):
+    for token in re.findall(r"[a-z]+\d+|\d+|[a-z]+(?:'[a-z]+)?", plain):
         code = re.fullmatch(r"([a-z]+)(\d+)", token)
         if code:  # "co2": the letters one by one, then the number
             out += list(code.group(1)) if len(code.group(1)) <= 3 else [code.group(1)]
@@ -121,6 +121,9 @@ def home_grammar(home: Home) -> HomeGrammar:
     rooms = [said(r.get("name", r_id)) for r_id, r in home.graph.nodes(data=True)]
     rooms += [said(a) for _, r in home.graph.nodes(data=True) for a in r.get("aliases", [])]
     devices = [said(d.name) for d in home.devices.values() if d.exposed]
+    # a name said without its kind's last word, as people do: "the back door" for the "Back door lock"
+    devices += [said(" ".join(d.name.split()[:-1])) for d in home.devices.values() if d.exposed
+                and len(d.name.split()) > 1 and spoken(d.name.split()[-1]) in _TYPE_WORDS.get(d.type, [d.type])]
     devices += [said(a) for d in home.devices.values() if d.exposed for a in d.aliases]
     devices += [w for d in home.devices.values() if d.exposed for w in _TYPE_WORDS.get(d.type, [spoken(d.type)])]
     items = [said(i.name) for i in home.items.values()] + [spoken(i.type) for i in home.items.values()]
@@ -128,23 +131,31 @@ def home_grammar(home: Home) -> HomeGrammar:
     jsgf = "\n".join([
         "#JSGF V1.0;",
         f"grammar {re.sub(r'[^a-z0-9_]', '_', home.id.lower()) or 'home'};",
-        "public <command> = [<ask>] <request> [please];",
-        "<ask> = please | could you | can you | would you | now;",
-        "<request> = <switch> | <set> | <dim> | <open> | <lock> | <question>" + (" | <find>;" if items else ";"),
-        "<switch> = (turn | switch) (on | off) <things> | (turn | switch) <things> (on | off);",
+        "public <command> = [<ask>] <request> [<tail>];",
+        "<ask> = please | (could | can | would | will) you [please] | now;",
+        "<tail> = please | for me [please] | now [please] | thanks | thank you;",
+        "<request> = <switch> | <set> | <change> | <dim> | <open> | <lock> | <feel> | <question>"
+        + (" | <find>;" if items else ";"),
+        "<switch> = (turn | switch | put) (on | off) <things> | (turn | switch | put) <things> (on | off);",
         "<set> = set <things> to <number> [degrees | percent];",
+        "<change> = (turn | put) <things> (up | down) | make [it | the <room>] (warmer | cooler | brighter | darker);",
         "<dim> = (dim | brighten) <things> [to <number> percent];",
-        "<open> = (open | close) <things>;",
+        "<open> = (open | close | shut) <things>;",
         "<lock> = (lock | unlock) <things>;",
-        *(["<find> = (find | where is) [my | the] <item>;", f"<item> = {_alternatives(items)};"] if items else []),
-        "<question> = is <things> (on | off | open | closed | locked) | what is the temperature [in the <room>];",
-        "<things> = <thing> [and <thing>];",
-        "<thing> = [the | all the] <device> [in [the] <room>] | [the] <room> <device> | everything in [the] <room>;",
+        *(["<find> = (find | where is | where are | look for) [my | the] <item>;", f"<item> = {_alternatives(items)};"]
+          if items else []),
+        "<feel> = (it is | it's) too (dark | bright | cold | hot | warm) [in [the] <room> | in here];",
+        "<question> = (is | are) <things> (on | off | open | closed | locked | unlocked)"
+        " | what is the temperature [in [the] <room>];",
+        "<things> = <thing> [and <thing>] [and <thing>];",
+        "<thing> = [the | all the | all | both | every] <device> [in [the] <room>] | [the] <room> <device>"
+        " | everything [in [the] <room>] | every <device> in the house;",
         f"<device> = {_alternatives(devices)};",
         f"<room> = {_alternatives(rooms)};",
         f"<number> = {_alternatives(numbers)};",
     ])
-    words = set(re.findall(r"(?<![<#])\b[a-z]+\b(?![>;])", jsgf.split("\n", 2)[2])) - {"public", "grammar", "void"}
+    words = set(re.findall(r"(?<![<#\w'])[a-z]+(?:'[a-z]+)?(?![\w'>])", jsgf.split("\n", 2)[2])) - {
+        "public", "grammar", "void"}
     return HomeGrammar(jsgf, names, words)
 
 
