@@ -21,7 +21,7 @@ from .tools.users import NoAnswer, ScriptedUser
 __version__ = "0.1.0"
 __all__ = ["Home", "Device", "Item", "load_world", "check_home", "WorldError", "Toolbox", "Observation", "ToolError",
            "ScriptedUser", "NoAnswer", "make_client", "run_agent", "mcp_tools", "Episode", "STATUSES", "Question",
-           "LaresError", "make_async_client", "RunContext"]
+           "LaresError", "make_async_client", "RunContext", "speak", "read_wav", "Recognizer", "home_grammar"]
 
 # Lazy names: imported on first use so `import lares_kit` does not pull in openai (lares_kit.lazy_exports).
 _LAZY = {
@@ -34,5 +34,10 @@ _LAZY = {
     "LaresError": "lares_kit.errors",
     "mcp_tools": "lares_kit.serve.client",
     "RunContext": "lares_kit.run_context",
+    # voice (lesson 19): espeak-ng speaks, pocketsphinx hears -- loaded only when asked for
+    "speak": "lares_kit.voice.speech",
+    "read_wav": "lares_kit.voice.audio",
+    "Recognizer": "lares_kit.voice.hear",
+    "home_grammar": "lares_kit.voice.grammar",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

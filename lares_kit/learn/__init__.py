@@ -36,4 +36,5 @@ EXERCISES = [
     "16_prompt_budget",
     "17_ha_templates_tools",
     "18_messages_and_doors",
+    "19_hearing_the_home",
 ]

@@ -4,7 +4,7 @@ Hearing is pocketsphinx (the ``[voice]`` extra), in two modes: any English,
 or only the sentences this home can mean (its own grammar); speaking is
 espeak-ng (a Debian program). ``lares listen FILE.wav`` hears a command,
 acts on it and speaks the reply; ``lares say "..."`` speaks a sentence.
-No lesson teaches it yet: the two commands are its doors.
+Lesson 19 (``notebooks/19_talk_to_the_home.ipynb``) teaches it; the two commands are its doors.
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ _LAZY = {
     "wav_bytes": "lares_kit.voice.audio",
     "HomeGrammar": "lares_kit.voice.grammar",
     "home_grammar": "lares_kit.voice.grammar",
+    "is_whole": "lares_kit.voice.grammar",
+    "spoken": "lares_kit.voice.grammar",
     "Heard": "lares_kit.voice.hear",
     "Recognizer": "lares_kit.voice.hear",
     "speak": "lares_kit.voice.speech",
 }
-__all__ = ["Audio", "read_wav", "wav_bytes", "HomeGrammar", "home_grammar", "Heard", "Recognizer", "speak"]
+__all__ = ["Audio", "read_wav", "wav_bytes", "HomeGrammar", "home_grammar", "is_whole", "spoken", "Heard", "Recognizer",
+           "speak"]
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

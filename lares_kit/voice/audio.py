@@ -124,7 +124,9 @@ def _convert(data: bytes, source: str, shape: str) -> bytes:
         raise _refuse(source, f"{shape}; the recognizer hears 16 kHz mono 16-bit, and sox is not installed to "
                               f"convert it (apt-get install sox, or: sox IN.wav -r 16000 -c 1 -b 16 OUT.wav)")
     try:
-        done = subprocess.run([sox, "-t", "wav", "-", "-t", "raw", "-r", str(RATE), "-c", "1", "-b", "16",
+        # -R: sox's "repeatable" mode seeds its dither, so the same file converts to the same samples every time
+        # (otherwise a converted command, and what the recognizer hears in it, differs from run to run)
+        done = subprocess.run([sox, "-R", "-t", "wav", "-", "-t", "raw", "-r", str(RATE), "-c", "1", "-b", "16",
                                "-e", "signed-integer", "-L", "-"], input=data, capture_output=True,
                               timeout=SOX_SECONDS, check=False)
     except subprocess.TimeoutExpired:

@@ -108,8 +108,8 @@ def test_build_course_keeps_the_teachers_config_and_names_unknown_exercises(tmp_
     config.write_text("c = get_config()  # the teacher's own\n")
     build_course(tmp_path, names=["01"])
     assert config.read_text() == "c = get_config()  # the teacher's own\n"
-    with pytest.raises(LaresError, match="there is no exercise '19'.*choose from 00_first_run"):
-        build_course(tmp_path, names=["19"])
+    with pytest.raises(LaresError, match="there is no exercise '20'.*choose from 00_first_run"):
+        build_course(tmp_path, names=["20"])
     with pytest.raises(LaresError, match="does not exist: pass the exercises folder"):
         build_course(tmp_path, exercises=tmp_path, names=["01"])
 
@@ -245,7 +245,7 @@ def test_a_lessons_questions_reach_students_without_their_rubrics(tmp_path):
     from lares_kit.learn.questions import load_questions
 
     lessons = load_questions()
-    assert len(lessons) == 20 and all(2 <= len(lesson["questions"]) <= 3 for lesson in lessons.values())
+    assert len(lessons) == 21 and all(2 <= len(lesson["questions"]) <= 3 for lesson in lessons.values())
     for lesson in lessons.values():
         assert (ROOT / "notebooks" / f"{lesson['notebook']}.ipynb").exists()
         for q in lesson["questions"]:  # the rubric's points add up to the question's, and it ends with a model

@@ -1282,6 +1282,114 @@ right("18", "q3", "status codes as text",
                 "h": "allow"})
 
 
+# ---- 19 hearing the home
+def _spoken_lower_only(name):
+    # Lower case and digits kept: the recognizer has no sound for "3".
+    return " ".join(name.lower().replace("-", " ").split())
+
+
+def _spoken_no_codes(name):
+    # Numbers as words, but "co2" left as one word, and accents kept.
+    import re as _re
+
+    from lares_kit.voice.grammar import number_words
+    return " ".join(number_words(int(t)) if t.isdigit() else t for t in _re.findall(r"\d+|[^\W\d_]+", name.lower()))
+
+
+def _spoken_by_hand(name):
+    from lares_kit.voice.grammar import number_words
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    words = []
+    for token in re.findall(r"[a-z]+\d+|\d+|[a-z]+", plain):
+        letters, digits = re.match(r"([a-z]*)(\d*)", token).groups()
+        if letters:
+            words += list(letters) if digits and len(letters) <= 3 else [letters]
+        if digits:
+            words.append(number_words(int(digits)))
+    return " ".join(words)
+
+
+def _rate_by_position(said, heard):
+    # Word i against word i: one missing word makes every later word wrong.
+    from lares_kit.voice.grammar import spoken
+    a, b = spoken(said).split(), spoken(heard).split()
+    wrong_words = sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
+    return wrong_words / len(a)
+
+
+def _rate_over_heard(said, heard):
+    # The right edit distance, divided by the words heard.
+    from lares_kit.voice.grammar import spoken
+    a, b = spoken(said).split(), spoken(heard).split()
+    row = list(range(len(b) + 1))
+    for i, word in enumerate(a, 1):
+        row, last = [i] + [0] * len(b), row
+        for j, other in enumerate(b, 1):
+            row[j] = min(last[j] + 1, row[j - 1] + 1, last[j - 1] + (word != other))
+    return row[-1] / max(len(b), 1)
+
+
+def _rate_unnormalized(said, heard):
+    # The right edit distance over the words as written: "3" is not "three", "office." is not "office".
+    a, b = said.lower().split(), heard.lower().split()
+    table = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+    return table[-1][-1] / len(a)
+
+
+def _rate_recursive(said, heard):
+    from functools import lru_cache
+
+    from lares_kit.voice.grammar import spoken
+    a, b = tuple(spoken(said).split()), tuple(spoken(heard).split())
+
+    @lru_cache(maxsize=None)
+    def distance(i, j):
+        if not i or not j:
+            return i or j
+        return min(distance(i - 1, j) + 1, distance(i, j - 1) + 1,
+                   distance(i - 1, j - 1) + (a[i - 1] != b[j - 1]))
+    return distance(len(a), len(b)) / len(a)
+
+
+def _command_if_words_known(transcript, grammar):
+    # Every word is one the grammar uses: "set the" passes, though it is no command.
+    from lares_kit.voice.grammar import written
+    words = transcript.split()
+    return written(transcript, grammar) if words and all(w in grammar.words for w in words) else None
+
+
+def _command_unwritten(transcript, grammar):
+    # Whole or not, right; but the words as heard, not as the home writes them.
+    from lares_kit.voice.grammar import is_whole
+    return transcript if transcript and is_whole(transcript, grammar) else None
+
+
+def _command_by_regex(transcript, grammar):
+    from lares_kit.voice.grammar import is_whole, written
+    if not re.search(r"\w", transcript):
+        return None
+    whole = is_whole(" ".join(transcript.split()), grammar)
+    return written(transcript, grammar) if whole else None
+
+
+wrong("19", "q1", "lower case only", ("meeting room three",), spoken_name=_spoken_lower_only)
+wrong("19", "q1", "a code said as one word", ("c o two sensor",), spoken_name=_spoken_no_codes)
+right("19", "q1", "letters and digits split by hand", spoken_name=_spoken_by_hand)
+wrong("19", "q2", "word by word, by position", ("not position by position",), word_error_rate=_rate_by_position)
+wrong("19", "q2", "divided by the words heard", ("divide by the number of words said",),
+      word_error_rate=_rate_over_heard)
+wrong("19", "q2", "words as written", ("the office.'", "Compare the spoken words"), word_error_rate=_rate_unnormalized)
+right("19", "q2", "a recursive distance with lru_cache", word_error_rate=_rate_recursive)
+wrong("19", "q3", "every word known", ("'turn on the light in the' in lares-home", "return None"),
+      command_or_none=_command_if_words_known)
+wrong("19", "q3", "the words as heard", ("'dim the light in the office to 40 percent'",),
+      command_or_none=_command_unwritten)
+right("19", "q3", "a regex for silence, then is_whole", command_or_none=_command_by_regex)
+
+
 def test_every_question_has_a_wrong_and_a_right_answer():
     questions = _questions()
     for exercise, question in questions:

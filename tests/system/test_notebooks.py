@@ -37,7 +37,8 @@ PLANNED = ["00_start_here", "01_the_home_as_a_graph", "02_agent_facing_tools", "
            "04_intent_and_action", "05_world_knowledge", "06_robot_search", "07_asking_the_user", "08_evaluation",
            "08b_comparing_agents", "09_react_two_models", "10_memory", "11_device_apis_and_disambiguation",
            "12_personalization", "13_persistent_commands", "14_a_small_local_model", "15_safety_and_failure",
-           "16_scaling_up", "17_home_assistant", "18_a_real_home", "app"]
+           "16_scaling_up", "17_home_assistant", "18_a_real_home",
+           "19_talk_to_the_home", "app"]
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 # Notebooks that run a real model (the [local] extra): minutes, not seconds, so outside the budget run;
 # tests/system/test_local_model.py runs them under nbval when the extra is installed.

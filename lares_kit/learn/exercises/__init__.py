@@ -3,7 +3,7 @@
 * :mod:`.loop` -- ``ex00`` to ``ex08``: the home, its tools, the Lares loop, search, the user, evaluation;
 * :mod:`.building` -- ``ex09`` to ``ex13``: ReAct for a building, memory, SAGE's devices, personalization,
   persistent commands;
-* :mod:`.field` -- ``ex14`` to ``ex18``: a real small model, safety, scale, Home Assistant, a real home.
+* :mod:`.field` -- ``ex14`` to ``ex19``: a real small model, safety, scale, Home Assistant, a real home, voice.
 
 Each module holds its problems, their checks and hints (``ex01`` for ``exercises/01_shortest_route.ipynb``); the
 machinery is :mod:`lares_kit.learn.checking`. A notebook imports its own:
@@ -15,7 +15,7 @@ from __future__ import annotations
 __all__ = ["PARTS", "module_name"]
 
 # The parts of the course and the exercise numbers each holds
-PARTS = {"loop": range(0, 9), "building": range(9, 14), "field": range(14, 19)}
+PARTS = {"loop": range(0, 9), "building": range(9, 14), "field": range(14, 20)}
 
 
 def module_name(number: str) -> str:
