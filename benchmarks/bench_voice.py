@@ -31,27 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lares_kit import load_world, run_agent  # noqa: E402
 from lares_kit.bench import Outcome, load_tasks, run_checks, set_stage  # noqa: E402
 from lares_kit.voice.audio import read_wav  # noqa: E402
-from lares_kit.voice.grammar import spoken  # noqa: E402
+from lares_kit.voice.grammar import spoken, word_errors  # noqa: E402
 from lares_kit.voice.hear import MIN_CONFIDENCE, MODES, Recognizer  # noqa: E402
 from lares_kit.voice.speech import VOICES, speak  # noqa: E402
 
 COMMANDS = ("direct", "multi-device", "multi-task", "command-chaining", "device-resolution", "search")
-
-
-def word_errors(said: str, heard: str) -> int:
-    """Substitutions, insertions and deletions between two word sequences (edit distance over words).
-
-    Args:
-        said: the reference words.
-        heard: the decoded words.
-    """
-    a, b = said.split(), heard.split()
-    row = list(range(len(b) + 1))
-    for i, word in enumerate(a, 1):
-        row, last = [i] + [0] * len(b), row
-        for j, other in enumerate(b, 1):
-            row[j] = min(last[j] + 1, row[j - 1] + 1, last[j - 1] + (word != other))
-    return row[-1]
 
 
 def solved(task, instruction: str, agent: str) -> tuple[bool, str, float, bool]:

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 
 from ..home.graph import Home
 
-__all__ = ["HomeGrammar", "home_grammar", "spoken", "number_words", "arpabet", "pronounce", "written", "is_whole"]
+__all__ = ["HomeGrammar", "home_grammar", "spoken", "number_words", "arpabet", "pronounce", "written", "is_whole",
+           "word_errors"]
 
 _ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
@@ -133,12 +134,12 @@ def home_grammar(home: Home) -> HomeGrammar:
         f"grammar {re.sub(r'[^a-z0-9_]', '_', home.id.lower()) or 'home'};",
         "public <command> = [<ask>] <request> [<tail>];",
         "<ask> = please | (could | can | would | will) you [please] | now;",
-        "<tail> = please | for me [please] | now [please] | thanks | thank you;",
+        "<tail> = please | now [please] | thanks | thank you;",
         "<request> = <switch> | <set> | <change> | <dim> | <open> | <lock> | <feel> | <question>"
         + (" | <find>;" if items else ";"),
-        "<switch> = (turn | switch | put) (on | off) <things> | (turn | switch | put) <things> (on | off);",
+        "<switch> = (turn | switch) (on | off) <things> | (turn | switch) <things> (on | off);",
         "<set> = set <things> to <number> [degrees | percent];",
-        "<change> = (turn | put) <things> (up | down) | make [it | the <room>] (warmer | cooler | brighter | darker);",
+        "<change> = turn <things> (up | down) | make [it | the <room>] (warmer | cooler | brighter | darker);",
         "<dim> = (dim | brighten) <things> [to <number> percent];",
         "<open> = (open | close | shut) <things>;",
         "<lock> = (lock | unlock) <things>;",
@@ -148,8 +149,8 @@ def home_grammar(home: Home) -> HomeGrammar:
         "<question> = (is | are) <things> (on | off | open | closed | locked | unlocked)"
         " | what is the temperature [in [the] <room>];",
         "<things> = <thing> [and <thing>] [and <thing>];",
-        "<thing> = [the | all the | all | both | every] <device> [in [the] <room>] | [the] <room> <device>"
-        " | everything [in [the] <room>] | every <device> in the house;",
+        "<thing> = [the | all the | all | every] <device> [in [the] <room>] | [the] <room> <device>"
+        " | everything [in [the] <room>];",
         f"<device> = {_alternatives(devices)};",
         f"<room> = {_alternatives(rooms)};",
         f"<number> = {_alternatives(numbers)};",
@@ -269,3 +270,23 @@ def written(transcript: str, grammar: HomeGrammar | None = None) -> str:
     values = {number_words(n): n for n in range(101)}
     pattern = "|".join(sorted(map(re.escape, values), key=len, reverse=True))
     return re.sub(rf"\b(to|at|by) ({pattern})\b", lambda m: f"{m.group(1)} {values[m.group(2)]}", text)
+
+
+def word_errors(said: str, heard: str) -> int:
+    """Substitutions, insertions and deletions between two word sequences: the edit distance over words.
+
+    Args:
+        said: the words said (the reference).
+        heard: the words decoded.
+
+    Examples:
+        >>> word_errors("turn on the light", "turn the lights on")  # "on" left out, "lights", "on" put in
+        3
+    """
+    a, b = said.split(), heard.split()
+    row = list(range(len(b) + 1))
+    for i, word in enumerate(a, 1):
+        row, last = [i] + [0] * len(b), row
+        for j, other in enumerate(b, 1):
+            row[j] = min(last[j] + 1, row[j - 1] + 1, last[j - 1] + (word != other))
+    return row[-1]

@@ -19,7 +19,7 @@ import pytest
 from lares_kit import load_world
 from lares_kit.errors import LaresError
 from lares_kit.voice.audio import MAX_SECONDS, RATE, Audio, is_silent, read_wav, wav_bytes
-from lares_kit.voice.grammar import arpabet, home_grammar, is_whole, number_words, spoken, written
+from lares_kit.voice.grammar import arpabet, home_grammar, is_whole, number_words, spoken, word_errors, written
 
 NEEDS_VOICE = pytest.mark.skipif(
     importlib.util.find_spec("pocketsphinx") is None or shutil.which("espeak-ng") is None,
@@ -118,17 +118,6 @@ SAID = [("garden-flat", "switch on the desk lamp in the study"), ("townhouse", "
         ("townhouse", "switch on the extractor fan in the bathroom")]
 
 
-def _errors(said: str, heard: str) -> int:
-    # word-level edit distance: substitutions, insertions and deletions
-    a, b = said.split(), heard.split()
-    row = list(range(len(b) + 1))
-    for i, word in enumerate(a, 1):
-        row, last = [i] + [0] * len(b), row
-        for j, other in enumerate(b, 1):
-            row[j] = min(last[j] + 1, row[j - 1] + 1, last[j - 1] + (word != other))
-    return row[-1]
-
-
 @NEEDS_VOICE
 def test_the_homes_grammar_hears_espeak_ngs_commands_better_than_any_english():
     # Our own ten commands in six homes, in espeak-ng's two English voices: the word error rate of the home's
@@ -146,7 +135,7 @@ def test_the_homes_grammar_hears_espeak_ngs_commands_better_than_any_english():
             for mode, ear in ears.items():
                 heard = ear.hear(audio)
                 assert 0 <= heard.confidence <= 1 and heard.mode == mode
-                errors[mode] += _errors(said, heard.raw)
+                errors[mode] += word_errors(said, heard.raw)
     rates = {mode: n / words for mode, n in errors.items()}
     print(f"word error rate on {words} words: home grammar {rates['home']:.0%}, general model {rates['general']:.0%}")
     assert rates["home"] < rates["general"] / 3 and rates["home"] <= 0.2, rates
