@@ -14,7 +14,12 @@ the tasks solved through voice beside those solved through text, by category, an
 (hear + act + speak the reply) for the direct tasks, as the median over tasks and voices. One run; the offline
 model repeats itself, so the voice/text ratio is the recognizer's alone.
 
-    .venv/bin/python benchmarks/bench_voice.py [--agent intent-action] [--limit N]
+Then ``OUTSIDE``: ten sentences of our own that no home can mean ("remind me to buy milk"), each said in a home of
+the repository by both voices and heard with the home's grammar. Printed: how many came back as nothing, as a
+partial, as a whole sentence too unsure to act on, and as a whole sentence that would be acted on, with each of
+those last ones.
+
+    .venv/bin/python benchmarks/bench_voice.py [--agent intent-action] [--limit N] [--only commands|outside]
 """
 
 from __future__ import annotations
@@ -36,6 +41,11 @@ from lares_kit.voice.hear import MIN_CONFIDENCE, MODES, Recognizer  # noqa: E402
 from lares_kit.voice.speech import VOICES, speak  # noqa: E402
 
 COMMANDS = ("direct", "multi-device", "multi-task", "command-chaining", "device-resolution", "search")
+OUTSIDE = [("smart-building", "book the big room for friday"), ("lares-home", "remind me to buy milk"),
+           ("garden-flat", "tell me a joke"), ("smart-building", "order a pizza for the team"),
+           ("townhouse", "what is the capital of france"), ("sage-home", "play some jazz"),
+           ("shared-house", "call my mother"), ("garden-flat", "how tall is mount everest"),
+           ("townhouse", "water the plants in the garden"), ("lares-home", "wake me up at seven")]
 
 
 def solved(task, instruction: str, agent: str) -> tuple[bool, str, float, bool]:
@@ -57,13 +67,53 @@ def solved(task, instruction: str, agent: str) -> tuple[bool, str, float, bool]:
     return all(c.passed for c in checks), episode.final_message, seconds, changed
 
 
+def outside(min_confidence: float) -> None:
+    """Print what the home's grammar made of sentences no home can mean.
+
+    Args:
+        min_confidence: the grammar's confidence floor.
+    """
+    kinds: dict[str, int] = defaultdict(int)
+    acted = []
+    for world, sentence in OUTSIDE:
+        ear = Recognizer(load_world(world), "home", min_confidence=min_confidence)
+        for voice in VOICES["en"]:
+            heard = ear.hear(read_wav(speak(sentence, voice=voice)))
+            kind = ("a whole sentence, acted on" if heard.text else "too unsure to act on" if heard.unsure else
+                    "a partial" if heard.partial else "nothing")
+            kinds[kind] += 1
+            if heard.text:
+                acted.append(f"{sentence!r} ({voice}) heard as {heard.text!r}, least sure word {heard.confidence}")
+    total = len(OUTSIDE) * len(VOICES["en"])
+    print(f"\n{len(OUTSIDE)} sentences no home can mean, said by {len(VOICES['en'])} voices, heard with the home's "
+          f"grammar ({total} in all):")
+    for kind in ("nothing", "a partial", "too unsure to act on", "a whole sentence, acted on"):
+        print(f"  {kind:<28} {kinds[kind]:>3}")
+    for line in acted:
+        print(f"    {line}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agent", default="intent-action")
     parser.add_argument("--limit", type=int, default=None, help="at most this many tasks (for a quick look)")
     parser.add_argument("--min-confidence", type=float, default=MIN_CONFIDENCE,
                         help="the home grammar's floor: a sentence heard with less is not acted on (0: none)")
+    parser.add_argument("--only", choices=("commands", "outside"), default=None,
+                        help="only the benchmark's commands, or only the sentences no home can mean")
     args = parser.parse_args()
+    if args.only != "outside":
+        commands(args)
+    if args.only != "commands":
+        outside(args.min_confidence)
+
+
+def commands(args: argparse.Namespace) -> None:
+    """Run the benchmark's command tasks through text and voice, and print the figures.
+
+    Args:
+        args: the parsed command line.
+    """
     tasks = [t for t in load_tasks() if t.category in COMMANDS and load_world(t.world).language == "en"]
     tasks = tasks[: args.limit] if args.limit else tasks
     voices = VOICES["en"]

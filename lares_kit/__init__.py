@@ -21,7 +21,8 @@ from .tools.users import NoAnswer, ScriptedUser
 __version__ = "0.1.0"
 __all__ = ["Home", "Device", "Item", "load_world", "check_home", "WorldError", "Toolbox", "Observation", "ToolError",
            "ScriptedUser", "NoAnswer", "make_client", "run_agent", "mcp_tools", "Episode", "STATUSES", "Question",
-           "LaresError", "make_async_client", "RunContext", "speak", "read_wav", "Recognizer", "home_grammar"]
+           "LaresError", "make_async_client", "RunContext", "speak", "read_wav", "wav_bytes", "Recognizer",
+           "home_grammar", "Microphone"]
 
 # Lazy names: imported on first use so `import lares_kit` does not pull in openai (lares_kit.lazy_exports).
 _LAZY = {
@@ -37,7 +38,9 @@ _LAZY = {
     # voice (lesson 19): espeak-ng speaks, pocketsphinx hears -- loaded only when asked for
     "speak": "lares_kit.voice.speech",
     "read_wav": "lares_kit.voice.audio",
+    "wav_bytes": "lares_kit.voice.audio",
     "Recognizer": "lares_kit.voice.hear",
     "home_grammar": "lares_kit.voice.grammar",
+    "Microphone": "lares_kit.voice.record",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -3,7 +3,8 @@
 Hearing is pocketsphinx (the ``[voice]`` extra), in two modes: any English,
 or only the sentences this home can mean (its own grammar); speaking is
 espeak-ng (a Debian program). ``lares listen FILE.wav`` hears a command,
-acts on it and speaks the reply; ``lares say "..."`` speaks a sentence.
+acts on it and speaks the reply; ``lares say "..."`` speaks a sentence; in
+a notebook, :class:`~lares_kit.voice.record.Microphone` is a record button.
 Lesson 19 (``notebooks/19_talk_to_the_home.ipynb``) teaches it; the two commands are its doors.
 """
 
@@ -23,7 +24,8 @@ _LAZY = {
     "Heard": "lares_kit.voice.hear",
     "Recognizer": "lares_kit.voice.hear",
     "speak": "lares_kit.voice.speech",
+    "Microphone": "lares_kit.voice.record",
 }
 __all__ = ["Audio", "read_wav", "wav_bytes", "HomeGrammar", "home_grammar", "is_whole", "spoken", "Heard", "Recognizer",
-           "speak"]
+           "speak", "Microphone"]
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

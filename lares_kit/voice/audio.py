@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import LaresError, brief
 from ..files.reading import open_data_file, path_kind
 
-__all__ = ["RATE", "MAX_SECONDS", "MAX_WAV_BYTES", "Audio", "read_wav", "wav_bytes", "is_silent"]
+__all__ = ["RATE", "MAX_SECONDS", "MAX_WAV_BYTES", "Audio", "read_wav", "wav_bytes", "is_silent", "trimmed"]
 
 RATE = 16_000  # what the recognizer's acoustic model was trained on: 16 kHz, mono, 16-bit
 MAX_SECONDS = 30.0  # a spoken command; a longer recording is refused before it is decoded
@@ -173,3 +173,31 @@ def is_silent(audio: Audio) -> bool:
     step = RATE // 10
     frames = [samples[i:i + step] for i in range(0, samples.size, step)]
     return max(float(np.sqrt(np.mean(f * f))) for f in frames if f.size) < SILENCE_RMS
+
+
+def trimmed(audio: Audio, margin: float = 0.4) -> Audio:
+    """The audio without the quiet before and after the words, keeping ``margin`` seconds of it on each side.
+
+    The recognizer normalizes the sound by its average over the whole recording, so seconds of quiet around a
+    command (as a microphone records it, and a synthesizer does not) shift what the words sound like to it.
+
+    Args:
+        audio: what was heard.
+        margin: seconds of quiet kept before the first loud hundredth of a second and after the last.
+
+    Examples:
+        >>> import numpy as np
+        >>> words = np.full(RATE // 2, 2000, dtype="<i2").tobytes()  # half a second of sound
+        >>> trimmed(Audio(bytes(RATE * 2) + words + bytes(RATE * 2))).seconds  # two seconds of quiet on each side
+        1.3
+        >>> trimmed(Audio(bytes(RATE))).seconds  # all quiet: kept as it is, for is_silent to say so
+        0.5
+    """
+    samples = np.frombuffer(audio.samples[: len(audio.samples) // 2 * 2], dtype="<i2").astype(np.float64)
+    step = RATE // 100
+    loud = [i for i in range(0, samples.size, step) if np.sqrt(np.mean(samples[i:i + step] ** 2)) >= SILENCE_RMS]
+    if not loud:
+        return audio
+    start = max(0, loud[0] - int(margin * RATE))
+    end = min(samples.size, loud[-1] + step + int(margin * RATE))
+    return Audio(audio.samples[start * 2:end * 2], audio.source)

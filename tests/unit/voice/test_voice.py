@@ -153,6 +153,26 @@ def test_silence_and_what_the_home_cannot_mean_are_no_command():
 
 
 @NEEDS_VOICE
+def test_quiet_around_a_command_does_not_make_it_unsure():
+    # A microphone recording has quiet before and after the words; espeak-ng's has none. The confidence is the least
+    # sure word's posterior, so a second of quiet on each side (digital zeros, or a low hiss) leaves it acted on.
+    import numpy as np
+
+    from lares_kit.voice.hear import MIN_CONFIDENCE, Recognizer
+    from lares_kit.voice.speech import speak
+
+    ear = Recognizer(load_world("garden-flat"))
+    said = "switch on the desk lamp in the study"
+    words = np.frombuffer(read_wav(speak(said)).samples, dtype="<i2")
+    hiss = np.random.default_rng(7).normal(0, 30, RATE * 3).astype("<i2")
+    for quiet in (np.zeros(RATE * 3, dtype="<i2"), hiss):
+        audio = Audio(np.concatenate([quiet[:RATE], words, quiet[RATE:]]).astype("<i2").tobytes())
+        heard = ear.hear(audio)
+        assert heard.text == "switch on the desk lamp in the study", heard
+        assert heard.confidence >= MIN_CONFIDENCE and not heard.unsure
+
+
+@NEEDS_VOICE
 def test_a_german_home_is_spoken_in_german_and_not_heard():
     from lares_kit.voice.hear import Recognizer
     from lares_kit.voice.speech import speak
@@ -206,3 +226,30 @@ def test_without_the_extra_listen_names_it(monkeypatch, capsys):
     assert main(["listen", "x.wav"]) == 2
     assert capsys.readouterr().err.strip() == ('lares: hearing needs pocketsphinx, in the [voice] extra: pip install '
                                                '"lares-kit[voice]" (in a checkout: make)')
+
+
+# ----------------------------------------------------------------- the record button, without a browser
+def test_the_record_button_hands_a_recording_to_its_listeners_and_refuses_what_is_none():
+    pytest.importorskip("anywidget", reason="the record button needs the [voice] extra (make installs it)")
+    from lares_kit.voice.record import Microphone
+
+    mic = Microphone(max_seconds=600)
+    assert mic.max_seconds == MAX_SECONDS and mic.rate == RATE and mic.audio is None  # at most the recognizer's limit
+    got = []
+    mic.on_recording(got.append)
+    mic._received(mic, {"kind": "recording"}, [memoryview(_wav(1.5))])  # as the page sends it: one binary buffer
+    assert [a.seconds for a in got] == [1.5] and mic.audio is got[0] and mic.status == "Got 1.5 s of sound."
+    mic._received(mic, {"kind": "recording"}, [b"RIFF....WAVE"])
+    assert mic.status.startswith("the recording: ") and "\n" not in mic.status and len(got) == 1
+    mic._received(mic, {"kind": "something else"}, [])
+    assert mic.status == "The page sent something that is no recording; press Record to try again."
+    assert len(got) == 1 and mic.audio.seconds == 1.5  # nothing lost
+
+
+def test_without_the_extra_the_record_button_names_it(monkeypatch):
+    from lares_kit.voice import record
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "anywidget" else real(name, *a))
+    with pytest.raises(LaresError, match=r'the record button needs anywidget, in the \[voice\] extra'):
+        record.Microphone()
