@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS ?= test,lab,browser,dask,course,hub,voice
+EXTRAS ?= test,lab,browser,dask,course,hub,voice,bench
 # One stamp per set of extras, so changing EXTRAS re-installs.
 comma  := ,
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
