@@ -165,7 +165,7 @@ class Microphone(_Widget):
         max_seconds: a recording stops by itself after this long (at most the recognizer's limit).
 
     Attributes:
-        status: the widget's last sentence ("Listening...", "Heard 2.4 s.", or why nothing was recorded).
+        status: the widget's last sentence ("Listening...", "Got 2.4 s of sound.", or why nothing was recorded).
         audio: the last recording, or None.
 
     Raises:
