@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from voila_server import voila
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "notebooks" / "app.ipynb"
@@ -37,39 +34,10 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def voila_url(tmp_path_factory):
-    log_path = tmp_path_factory.mktemp("voila") / "voila.log"
-    port = _free_port()
-    env = {**os.environ, "LARES_PROGRESS": "0", "TQDM_DISABLE": "1"}
-    cmd = [sys.executable, "-m", "voila", str(APP), f"--port={port}", "--no-browser",
-           "--Voila.ip=127.0.0.1", "--show_tracebacks=True"]
-    with open(log_path, "w") as log:
-        server = subprocess.Popen(cmd, cwd=APP.parent, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:  # listening is enough: a GET of the page would start a kernel just to probe
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"Voila did not start:\n{log_path.read_text()[-3000:]}")
-                time.sleep(0.3)
+    with voila(APP, tmp_path_factory.mktemp("voila") / "voila.log") as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 @pytest.fixture

@@ -14,13 +14,10 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from voila_server import voila
 
 CHROMIUM = os.environ.get("LARES_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 TIMEOUT_MS = 60_000
@@ -52,31 +49,6 @@ widgets.VBox([mic, heard])
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _voila(notebook: Path, log_path: Path):
-    port = _free_port()
-    env = {**os.environ, "LARES_PROGRESS": "0", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    cmd = [sys.executable, "-m", "voila", str(notebook), f"--port={port}", "--no-browser", "--Voila.ip=127.0.0.1",
-           "--show_tracebacks=True"]
-    with open(log_path, "w") as log:
-        server = subprocess.Popen(cmd, cwd=notebook.parent, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return server, f"http://127.0.0.1:{port}/"
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                pytest.fail(f"Voila did not start:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.3)
-
-
 def test_a_command_said_into_the_microphone_is_heard_in_the_kernel(tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
@@ -94,8 +66,7 @@ def test_a_command_said_into_the_microphone_is_heard_in_the_kernel(tmp_path):
                    "source": PAGE}],
         "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
         "nbformat": 4, "nbformat_minor": 5}))
-    server, url = _voila(notebook, tmp_path / "voila.log")
-    try:
+    with voila(notebook, tmp_path / "voila.log", {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}) as url:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=[
                 "--no-sandbox", "--disable-gpu", "--no-first-run", "--use-fake-ui-for-media-stream",
@@ -114,9 +85,3 @@ def test_a_command_said_into_the_microphone_is_heard_in_the_kernel(tmp_path):
             expect(page.locator(".lares-record-status")).to_contain_text("Got 3.5 s of sound")
             expect(button).to_have_text("\u25cf Record")  # ready for the next command
             browser.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
