@@ -34,7 +34,7 @@ from bench_voice import OUTSIDE  # noqa: E402
 
 from lares_kit import load_world  # noqa: E402
 from lares_kit.voice.audio import read_wav  # noqa: E402
-from lares_kit.voice.grammar import _TOKEN, word_errors  # noqa: E402
+from lares_kit.voice.grammar import _TOKEN, rule_bodies, word_errors  # noqa: E402
 from lares_kit.voice.hear import Recognizer  # noqa: E402
 from lares_kit.voice.speech import VOICES, speak  # noqa: E402
 
@@ -53,7 +53,7 @@ CHATTY = [("garden-flat", "i'm going to bed now so turn off the light in the kit
 
 def _rules(jsgf: str) -> dict[str, tuple]:
     # The grammar's rules as trees: ("alt", [sequence, ...]), ("opt", tree), or a word / <rule> name.
-    bodies = {m.group(1): m.group(2) for m in re.finditer(r"^(?:public )?(<\w+>) = (.*);$", jsgf, re.MULTILINE)}
+    bodies = rule_bodies(jsgf)
 
     def tree(tokens: list[str], i: int = 0) -> tuple[tuple, int]:
         alternatives, sequence = [], []

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from ..home.graph import Home
 
 __all__ = ["HomeGrammar", "home_grammar", "spoken", "number_words", "arpabet", "pronounce", "written", "is_whole",
-           "word_errors"]
+           "rule_bodies", "word_errors"]
 
 _ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
@@ -216,10 +216,23 @@ def pronounce(words: list[str]) -> dict[str, list[str]]:
 _TOKEN = re.compile(r"<\w+>|[()\[\]|]|[a-z']+")
 
 
+def rule_bodies(jsgf: str) -> dict[str, str]:
+    r"""Each rule of a grammar written by :func:`home_grammar` (one rule a line) -> its body.
+
+    Args:
+        jsgf: the grammar.
+
+    Examples:
+        >>> rule_bodies("#JSGF V1.0;\ngrammar g;\npublic <command> = <ask> go;\n<ask> = please | now;")
+        {'<command>': '<ask> go', '<ask>': 'please | now'}
+    """
+    return {m.group(1): m.group(2) for m in re.finditer(r"^(?:public )?(<\w+>) = (.*);$", jsgf, re.MULTILINE)}
+
+
 def _regex(jsgf: str) -> re.Pattern[str]:
     # The grammar's sentences as one regular expression over "word word ... " (each word and a space), so a
     # transcript can be told whole or cut short. Rules are expanded in place (the grammar has no recursion).
-    rules = {m.group(1): m.group(2) for m in re.finditer(r"^(?:public )?(<\w+>) = (.*);$", jsgf, re.MULTILINE)}
+    rules = rule_bodies(jsgf)
 
     def expand(body: str) -> str:
         out = []
