@@ -55,18 +55,24 @@ _LOCK = threading.Lock()
 def in_process(model: str) -> bool:
     """Whether a model computes its replies in this process (so processes, not threads, run it in parallel).
 
+    The offline model's rules hold Python's GIL, and a local model is one
+    llama.cpp instance that answers one request at a time: episodes in threads
+    would wait for each other. In worker processes each has its own (a local
+    model's weights are mapped from the same file, so they are in memory once).
+
     Args:
         model: A resolved model name.
 
     Examples:
-        >>> in_process("offline"), in_process("chaos:offline@0.2"), in_process("gpt-4o-mini")
-        (True, True, False)
+        >>> in_process("offline"), in_process("chaos:offline@0.2"), in_process("local-qwen"), in_process("gpt-4o-mini")
+        (True, True, True, False)
     """
     from ..models.endpoints import OFFLINE_MODELS
     from ..models.faults.chaos import parse_chaos_name
+    from ..models.local.catalog import LOCAL_MODELS
 
     chaos = parse_chaos_name(model)
-    return (chaos[0] if chaos else model) in OFFLINE_MODELS
+    return (chaos[0] if chaos else model) in OFFLINE_MODELS + LOCAL_MODELS
 
 
 def episode_seed(task: str, seed: int, trial: int) -> int:

@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run every episode K times and report pass^1..pass^K (a real model gets a seed per trial)")
     bench.add_argument("--temperature", default=None, help="sampling temperature sent to the model (default 0)")
     bench.add_argument("--concurrency", type=int, default=1,
-                       help="episodes run at once (worker processes for the offline model, threads for a remote one)")
+                       help="episodes run at once (processes for offline and local models, threads for remote ones)")
     bench.add_argument("--executor", choices=["threads", "processes", "dask"], default=None,
                        help="where episodes run (default: processes for an in-process model, else threads)")
     bench.add_argument("--scheduler", default=None, metavar="ADDRESS",
