@@ -67,12 +67,9 @@ def in_process(model: str) -> bool:
         >>> in_process("offline"), in_process("chaos:offline@0.2"), in_process("local-qwen"), in_process("gpt-4o-mini")
         (True, True, True, False)
     """
-    from ..models.endpoints import OFFLINE_MODELS
-    from ..models.faults.chaos import parse_chaos_name
-    from ..models.local.catalog import LOCAL_MODELS
+    from ..models.servers import _in_process  # the same question the server profile asks of a model name
 
-    chaos = parse_chaos_name(model)
-    return (chaos[0] if chaos else model) in OFFLINE_MODELS + LOCAL_MODELS
+    return _in_process(model)
 
 
 def episode_seed(task: str, seed: int, trial: int) -> int:
