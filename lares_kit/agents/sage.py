@@ -183,7 +183,8 @@ class SageTree:
                        options=FunctionCallingOptions(temperature=parent.options.temperature, seed=parent.options.seed),
                        server=parent.server, context=parent.context)
         try:
-            run_function_calling(sub)
+            with parent.home.nested_marks():  # the coordinator's step records what the whole sub-agent changed
+                run_function_calling(sub)
         except ModelFailed as exc:  # the whole run ends model_error, as when the coordinator's own call fails
             episode.error = str(exc)
             sub.finish("model_error", f"Stopped: the model call failed ({exc}).")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import random
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,7 @@ import networkx as nx
 
 from ..knowledge.formats import render
 from .clock import Clock
+from .marks import Marks
 
 __all__ = ["Device", "Item", "Home"]
 
@@ -127,8 +129,8 @@ class Home:
         self.version = 0
         # seen: item id -> {"room": room id, "time": tick} -- the robot's sightings.
         self.seen: dict[str, dict[str, Any]] = {}
-        # device id -> its state before its first change since mark_changes(); None: not noting.
-        self._marked: dict[str, dict[str, Any]] | None = None
+        # What changed since the open marks (lares_kit.home.marks): each call of an agent, a sub-agent's inside it.
+        self._marks = Marks()
         # What happens while an agent works (lares_kit.home.during.Schedule: a world's or a task's `during:` events);
         # None: nothing does, and nothing here moves the clock or records anything.
         self.during: Any = None
@@ -229,19 +231,14 @@ class Home:
             ({'on': False}, {'on': True})
         """
         dev = self.devices[device_id]
-        if self._marked is not None and device_id not in self._marked:
-            self._marked[device_id] = dev.state  # no copy needed: the home never writes into it again
+        self._marks.note(device_id, dev.state)
         state = _copy_state(dev.state)
         state.update(copy.deepcopy(update))
         dev.state = state
         self.version += 1
 
     def mark_changes(self) -> None:
-        """Start noting which devices change; :meth:`changes_since_mark` says which, and how they were.
-
-        An agent loop records what each call changed; comparing every
-        device's state before and after costs milliseconds in a 5,000-device
-        building, noting the changes costs nothing.
+        """Start noting which devices change; :meth:`changes_since_mark` says which, and how they were (:mod:`.marks`).
 
         Examples:
             >>> from lares_kit import load_world
@@ -251,11 +248,15 @@ class Home:
             >>> home.changes_since_mark()
             {'kitchen-light': {'on': False}}
         """
-        self._marked = {}
+        self._marks.renew()
 
     def changes_since_mark(self) -> dict[str, dict[str, Any]]:
         """``{device id: state before its first change}`` since :meth:`mark_changes` (``{}`` if never marked)."""
-        return dict(self._marked or {})
+        return self._marks.since()
+
+    def nested_marks(self) -> AbstractContextManager[None]:
+        """Inside (a sub-agent's run), :meth:`mark_changes` marks anew; the mark outside still notes every change."""
+        return self._marks.nested()
 
     def move_item(self, item_id: str, room_id: str) -> None:
         """Move a hidden item (the dog wanders). The robot moves with :meth:`move_robot`."""

@@ -137,7 +137,8 @@ def test_the_home_imports_no_prompt_or_agent_module():
 
     tree = ast.parse(Path(lares_kit.home.graph.__file__).read_text(encoding="utf-8"))
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level}
-    assert modules == {"clock", "knowledge.formats"}  # its clock (lares_kit.home.clock) imports only times and errors
+    # its clock (lares_kit.home.clock) imports only times and errors; its change marks (lares_kit.home.marks) nothing
+    assert modules == {"clock", "knowledge.formats", "marks"}
 
 
 def test_second_home_is_not_five_rooms():
