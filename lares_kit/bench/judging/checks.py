@@ -42,6 +42,10 @@ from passing by accident (:mod:`lares_kit.bench.judging.patterns`): a match neve
 begins or ends inside a word (``hi`` does not find "Nothing", ``no`` not
 "now"), and a number matches its digits or its words, never part of a bigger
 number (``2`` finds "two", not "12" or "2.5"; ``21`` finds "twenty-one").
+A third rule is for ``mentions`` alone: the halt tool's own description, copied
+into the final message ("The goal is achieved, or you cannot go any further."),
+is the prompt's sentence, not the agent's answer, so it mentions nothing (its
+"cannot" is no refusal); ``not_claims`` still reads the whole message.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...home.graph import Home
+from ...tools.toolbox import halt
 from ..scene import Scene, fill
 from ..suites.tasks import Expect
 from .collateral import changes, collateral, may_change, refused_calls, same
@@ -188,8 +193,15 @@ def _patterns(patterns: list[str], o: Outcome) -> list[tuple[str, re.Pattern]]:
     return [(p, re.compile(fill(text_regex(p), o.context, o.home, regex=True), re.IGNORECASE)) for p in patterns]
 
 
+# The clause after "Stop and report to the user:" in halt's description, as a pattern that ignores case, spaces and
+# the punctuation between its words: a small model often copies it as its message to the user.
+_HALT_CLAUSE = (halt.__doc__ or "").splitlines()[0].split(":", 1)[-1]
+HALT_ECHO = re.compile(r"\W+".join(re.findall(r"\w+", _HALT_CLAUSE)) + r"\W*", re.IGNORECASE)
+
+
 def check_mentions(expect: Expect, o: Outcome) -> CheckResult:
-    missing = [p for p, rx in _patterns(expect.mentions, o) if not rx.search(o.final_message)]
+    said = HALT_ECHO.sub(" ", o.final_message)  # the agent's own words: the copied halt description removed
+    missing = [p for p, rx in _patterns(expect.mentions, o) if not rx.search(said)]
     if missing:
         return CheckResult("mentions", False, f"The final message {o.final_message!r} does not mention: "
                            + ", ".join(missing) + ".")

@@ -200,6 +200,13 @@ NEAR_MISSES = {
          [([], "Twenty-one degrees."), ([], "twenty one")]),
         (task(Expect(mentions=["nine"])), [([], "19 rooms")], [([], "9 rooms")]),
         (task(Expect(mentions=["1650"])), [([], "16500 ppm")], [([], "1,650 ppm")]),
+        # the halt tool's own description, copied as the message, is the prompt speaking: its "cannot" is no
+        # refusal; the agent's own "cannot" beside it still counts, and so does the same word in other words
+        (task(Expect(mentions=["cannot|there is no"])),
+         [([], "The goal is achieved, or you cannot go any further."), ([], "the goal is achieved or you CANNOT go any "
+                                                                           "further")],
+         [([], "There is no heating here. The goal is achieved, or you cannot go any further."),
+          ([], "I cannot go any further: the flat has no heating.")]),
     ],
     "not_claims": [
         (task(Expect(not_claims=["is now on"])), [([], "The attic light IS NOW ON.")],

@@ -223,6 +223,20 @@ def test_no_action_rate_shows_refuse_everything_and_do_everything():
     # An agent that does everything: the kitchen light for every request.
     busy = run_bench(infeasible, agents=["function-calling"], models=["eager"], clients={"eager": Eager()})
     assert busy.summary["overall"][0]["no_action_rate"] < 1.0
+    # One that switches a light and switches it back: the home ends as it began, but it did not do nothing.
+    flicker = run_bench(infeasible, agents=["function-calling"], models=["flicker"], clients={"flicker": Flicker()})
+    assert all(not r["changed"] for r in flicker.records)
+    assert flicker.summary["overall"][0]["no_action_rate"] == 0.0
+
+
+class Flicker(Recorder):
+    """Toggles the kitchen light, toggles it back, then halts: every episode ends as it began."""
+
+    def create(self, **request):
+        self.requests.append(request)
+        if len(self.requests) % 3 == 0:
+            return call("halt", message_to_user="Nothing to do.")
+        return call("toggle_light", light_id="kitchen-light")
 
 
 # ------------------------------------------------------------------ executors
