@@ -67,9 +67,9 @@ def in_process(model: str) -> bool:
         >>> in_process("offline"), in_process("chaos:offline@0.2"), in_process("local-qwen"), in_process("gpt-4o-mini")
         (True, True, True, False)
     """
-    from ..models.servers import _in_process  # the same question the server profile asks of a model name
+    from ..models.servers import in_process as model_in_process  # the question the server profile asks too
 
-    return _in_process(model)
+    return model_in_process(model)
 
 
 def episode_seed(task: str, seed: int, trial: int) -> int:

@@ -35,7 +35,8 @@ from typing import Any
 
 from ..errors import LaresError
 
-__all__ = ["ServerProfile", "PROFILES", "FORMATS", "ENV", "profile_for", "server_profile", "refused_format"]
+__all__ = ["ServerProfile", "PROFILES", "FORMATS", "ENV", "profile_for", "server_profile", "refused_format",
+           "in_process"]
 
 ENV = "LARES_SERVER"  # the environment variable that declares the server
 FORMATS = ("json_schema", "json_object", "text")  # response_format kinds, most constrained first
@@ -178,10 +179,20 @@ def server_profile(name: str | ServerProfile | None = None, *, model: str | None
     declared = name or os.environ.get(ENV)
     if declared:
         return profile_for(declared)
-    return PROFILES["offline" if _in_process(model, client) else "auto"]
+    return PROFILES["offline" if in_process(model, client) else "auto"]
 
 
-def _in_process(model: str | None, client: Any = None) -> bool:
+def in_process(model: str | None, client: Any = None) -> bool:
+    """Whether a model runs inside this Python process: the offline ones and local GGUFs, with chaos around them.
+
+    Args:
+        model: A model name (``chaos-0.2`` and ``chaos:NAME@P`` wrap another); None is the offline default.
+        client: The run's client, if any: an openai client in process answers for a ``*.lares.invalid`` host.
+
+    Examples:
+        >>> in_process("offline"), in_process("chaos:local-qwen@0.2"), in_process("gpt-4o-mini")
+        (True, True, False)
+    """
     from .faults.chaos import parse_chaos_name
 
     base = getattr(client, "base_url", None)

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...home.graph import Home
+from ...tools.schema import parse_docstring
 from ...tools.toolbox import halt
 from ..scene import Scene, fill
 from ..suites.tasks import Expect
@@ -193,9 +194,9 @@ def _patterns(patterns: list[str], o: Outcome) -> list[tuple[str, re.Pattern]]:
     return [(p, re.compile(fill(text_regex(p), o.context, o.home, regex=True), re.IGNORECASE)) for p in patterns]
 
 
-# The clause after "Stop and report to the user:" in halt's description, as a pattern that ignores case, spaces and
-# the punctuation between its words: a small model often copies it as its message to the user.
-_HALT_CLAUSE = (halt.__doc__ or "").splitlines()[0].split(":", 1)[-1]
+# The clause after "Stop and report to the user:" in halt's description as the model reads it (its schema's), as a
+# pattern that ignores case, spaces and the punctuation between its words: a small model often copies it.
+_HALT_CLAUSE = parse_docstring(halt.__doc__)[0].split(":", 1)[-1]
 HALT_ECHO = re.compile(r"\W+".join(re.findall(r"\w+", _HALT_CLAUSE)) + r"\W*", re.IGNORECASE)
 
 
